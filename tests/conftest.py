@@ -1,0 +1,25 @@
+"""Shared test set-up: 8 fake CPU devices, offline hub, and the ../shared data location."""
+import os
+import pathlib
+
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import pytest  # noqa: E402
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+HAVE_SHARED = (SHARED / "data").is_dir()
+
+needs_shared = pytest.mark.skipif(
+    not HAVE_SHARED, reason=f"../shared/data not found at {SHARED} (real data lives only there)"
+)
+
+
+@pytest.fixture
+def shared_dir() -> pathlib.Path:
+    if not HAVE_SHARED:
+        pytest.skip(f"../shared/data not found at {SHARED}")
+    return SHARED

@@ -1,0 +1,176 @@
+"""Qwen3 / Llama decoder forward pass as a pure function over a params pytree.
+
+Numerics (reference: transformers' ``modeling_qwen3`` / ``modeling_llama``):
+* RMSNorm statistics, RoPE and attention softmax in fp32.
+* Residual stream kept in fp32 (stabler bf16 training; in fp32 identical to HF).
+* Matmuls take operands in the compute dtype with ``preferred_element_type=float32``
+  (on CPU the only form in which bf16 is faster than fp32; on GPU the tensor-core form).
+* Layers run under ``lax.scan`` over stacked weights, so compile time does not grow with depth;
+  ``remat=True`` wraps the layer in ``jax.checkpoint`` for training.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+
+from skillax.models.config import ModelConfig
+from skillax.models.kv_cache import KVCache
+
+_NEG = -1e30
+
+
+def rms_norm(x: jax.Array, weight: jax.Array, eps: float) -> jax.Array:
+    """RMSNorm over the last axis: ``w * x / sqrt(mean(x^2) + eps)``; statistics in fp32.
+
+    Shapes: x (..., N), weight (N,). Returns the dtype of ``x``.
+    Reference: ``Qwen3RMSNorm`` (weight multiplies after casting back to the input dtype).
+    """
+    xf = x.astype(jnp.float32)
+    var = jnp.mean(xf * xf, axis=-1, keepdims=True)
+    y = (xf * jax.lax.rsqrt(var + eps)).astype(x.dtype)
+    return weight.astype(x.dtype) * y
+
+
+def rope_sin_cos(positions: jax.Array, head_dim: int, theta: float) -> tuple[jax.Array, jax.Array]:
+    """Rotate-half RoPE tables. positions (B, T) int -> sin, cos (B, T, Dh) fp32."""
+    inv_freq = 1.0 / (theta ** (jnp.arange(0, head_dim, 2, dtype=jnp.float32) / head_dim))
+    freqs = positions.astype(jnp.float32)[..., None] * inv_freq  # (B, T, Dh/2)
+    emb = jnp.concatenate([freqs, freqs], axis=-1)
+    return jnp.sin(emb), jnp.cos(emb)
+
+
+def apply_rope(x: jax.Array, sin: jax.Array, cos: jax.Array) -> jax.Array:
+    """x (B, T, N, Dh); sin/cos (B, T, Dh). ``x*cos + rotate_half(x)*sin`` in fp32."""
+    xf = x.astype(jnp.float32)
+    half = x.shape[-1] // 2
+    rot = jnp.concatenate([-xf[..., half:], xf[..., :half]], axis=-1)
+    out = xf * cos[:, :, None, :] + rot * sin[:, :, None, :]
+    return out.astype(x.dtype)
+
+
+def _mm(x, w, dtype):
+    """x (..., I) @ w (I, O) with operands in ``dtype`` and fp32 accumulation/result."""
+    return jnp.einsum("...i,io->...o", x.astype(dtype), w.astype(dtype),
+                      preferred_element_type=jnp.float32)
+
+
+def attention(q, k, v, mask, dtype):
+    """Grouped-query attention.
+
+    q (B, T, H, Dh); k, v (B, S, KV, Dh); mask (B, T, S) bool (True = attend).
+    Returns (B, T, H, Dh) fp32. Softmax in fp32; fully masked rows give a uniform average
+    (finite), which only occurs on padding queries whose outputs are ignored.
+    """
+    B, T, H, Dh = q.shape
+    KV = k.shape[2]
+    qg = q.reshape(B, T, KV, H // KV, Dh)
+    scores = jnp.einsum("btkgd,bskd->bkgts", qg.astype(dtype), k.astype(dtype),
+                        preferred_element_type=jnp.float32) * (Dh ** -0.5)
+    scores = jnp.where(mask[:, None, None, :, :], scores, _NEG)
+    probs = jax.nn.softmax(scores, axis=-1)
+    out = jnp.einsum("bkgts,bskd->btkgd", probs.astype(dtype), v.astype(dtype),
+                     preferred_element_type=jnp.float32)
+    return out.reshape(B, T, H, Dh)
+
+
+def _layer(cfg: ModelConfig, dtype, x, lp, sin, cos, mask, kv=None, index=None):
+    """One decoder layer. x (B, T, D) fp32 residual. kv: this layer's cache (k, v) or None."""
+    B, T, _ = x.shape
+    H, KV, Dh = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
+    h = rms_norm(x, lp["attn_norm"], cfg.rms_norm_eps).astype(dtype)
+    q = _mm(h, lp["q_proj"], dtype).reshape(B, T, H, Dh)
+    k = _mm(h, lp["k_proj"], dtype).reshape(B, T, KV, Dh)
+    v = _mm(h, lp["v_proj"], dtype).reshape(B, T, KV, Dh).astype(dtype)
+    if cfg.qk_norm:
+        q = rms_norm(q, lp["q_norm"], cfg.rms_norm_eps)
+        k = rms_norm(k, lp["k_norm"], cfg.rms_norm_eps)
+    q = apply_rope(q, sin, cos).astype(dtype)
+    k = apply_rope(k, sin, cos).astype(dtype)
+    if kv is None:
+        k_all, v_all, new_kv = k, v, None
+    else:
+        ck, cv = kv
+        ck = jax.lax.dynamic_update_slice(ck, k.astype(ck.dtype), (0, index, 0, 0))
+        cv = jax.lax.dynamic_update_slice(cv, v.astype(cv.dtype), (0, index, 0, 0))
+        k_all, v_all, new_kv = ck, cv, (ck, cv)
+    a = attention(q, k_all, v_all, mask, dtype).reshape(B, T, H * Dh)
+    x = x + _mm(a, lp["o_proj"], dtype)
+    h = rms_norm(x, lp["mlp_norm"], cfg.rms_norm_eps).astype(dtype)
+    g = _mm(h, lp["gate_proj"], dtype)
+    u = _mm(h, lp["up_proj"], dtype)
+    x = x + _mm((jax.nn.silu(g) * u).astype(dtype), lp["down_proj"], dtype)
+    return x, new_kv
+
+
+def forward(params: dict, cfg: ModelConfig, tokens: jax.Array, positions: jax.Array,
+            valid: jax.Array, cache: KVCache | None = None, *, dtype=None,
+            remat: bool = False) -> tuple[jax.Array, KVCache | None]:
+    """Run the decoder.
+
+    Args:
+      params: the tree described in ``skillax.models.params`` (any float dtype; fp32 master
+        weights are cast per layer inside the scan).
+      cfg: static model config.
+      tokens: (B, T) int32 token ids.
+      positions: (B, T) int32 RoPE positions.
+      valid: (B, T) bool, False on padding (padding keys are never attended).
+      cache: None for training/teacher forcing (causal over the T axis), or a ``KVCache``:
+        the chunk is written at slots ``cache.index .. +T`` and attends all earlier valid slots.
+      dtype: compute dtype (default: the embedding's dtype).
+      remat: rematerialise each layer in the backward pass.
+    Returns:
+      hidden: (B, T, D) after the final norm, in the compute dtype.
+      cache: the updated cache (index advanced by T) or None.
+    """
+    dtype = jnp.dtype(dtype or params["embed"].dtype)
+    B, T = tokens.shape
+    x = params["embed"][tokens].astype(jnp.float32)  # (B, T, D) fp32 residual
+    sin, cos = rope_sin_cos(positions, cfg.head_dim, cfg.rope_theta)
+    valid = valid.astype(bool)
+
+    if cache is None:
+        causal = jnp.tril(jnp.ones((T, T), bool))
+        mask = causal[None] & valid[:, None, :]  # (B, T, T)
+        index = None
+    else:
+        index = cache.index
+        S = cache.max_len
+        slot_valid = jax.lax.dynamic_update_slice(cache.slot_valid, valid, (0, index))
+        q_slot = index + jnp.arange(T)
+        mask = (jnp.arange(S)[None, :] <= q_slot[:, None])[None] & slot_valid[:, None, :]
+
+    layer_fn = functools.partial(_layer, cfg, dtype)
+    if remat:
+        layer_fn = jax.checkpoint(layer_fn, prevent_cse=False)
+
+    if cache is None:
+        def body(x, lp):
+            x, _ = layer_fn(x, lp, sin, cos, mask)
+            return x, None
+        x, _ = jax.lax.scan(body, x, params["layers"])
+        new_cache = None
+    else:
+        def body(x, xs):
+            lp, ck, cv = xs
+            x, (ck, cv) = layer_fn(x, lp, sin, cos, mask, (ck, cv), index)
+            return x, (ck, cv)
+        x, (ks, vs) = jax.lax.scan(body, x, (params["layers"], cache.k, cache.v))
+        new_cache = KVCache(k=ks, v=vs, slot_valid=slot_valid, index=index + T)
+
+    hidden = rms_norm(x, params["final_norm"], cfg.rms_norm_eps).astype(dtype)
+    return hidden, new_cache
+
+
+def lm_head_weight(params: dict, cfg: ModelConfig) -> jax.Array:
+    """(D, V) output projection: ``embed.T`` when tied, else ``lm_head``."""
+    return params["embed"].T if cfg.tie_word_embeddings else params["lm_head"]
+
+
+def logits(params: dict, cfg: ModelConfig, hidden: jax.Array) -> jax.Array:
+    """Full fp32 logits (B, T, V). For tests and small vocabularies; training uses
+    ``skillax.rl.logprobs`` which never materialises this tensor."""
+    w = lm_head_weight(params, cfg)
+    return jnp.einsum("btd,dv->btv", hidden, w.astype(hidden.dtype), preferred_element_type=jnp.float32)

@@ -1,0 +1,98 @@
+"""Device mesh and logical-axis rules (one small object; see jax-llm-examples' ``ShardingRules``).
+
+Every weight names its logical axes once (``skillax.models.params``); ``LogicalRules`` maps a
+logical axis to a mesh axis (or None = replicated). The mesh has named axes
+``("data", "fsdp", "tensor")``:
+
+* ``data``   — pure data parallelism: batch split, parameters replicated.
+* ``fsdp``   — batch split *and* parameters/optimiser state sharded over the ``embed`` axis
+               (ZeRO-3 style; XLA all-gathers a layer's weights inside the scan).
+* ``tensor`` — Megatron-style tensor parallelism over heads / MLP width / vocabulary.
+
+Multi-host (TPU pods, multi-node GPU): call ``initialize_distributed(cfg)`` before any jax
+computation; meshes then span ``jax.devices()`` of all hosts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Sequence
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+
+MESH_AXES = ("data", "fsdp", "tensor")
+BATCH = ("data", "fsdp")  # mesh axes the batch dimension is split over
+
+
+@dataclasses.dataclass(frozen=True)
+class LogicalRules:
+    """Logical axis name -> mesh axis (str, tuple of str, or None)."""
+
+    rules: tuple[tuple[str, object], ...] = (
+        ("batch", BATCH),
+        ("layers", None),
+        ("vocab", "tensor"),
+        ("embed", "fsdp"),
+        ("heads", "tensor"),   # fused (H * Dh) query/output projection axis
+        ("kv", "tensor"),      # fused (KV * Dh) key/value projection axis
+        ("mlp", "tensor"),
+        ("head_dim", None),
+        ("norm", None),
+    )
+
+    def mesh_axis(self, logical: str | None):
+        if logical is None:
+            return None
+        for name, axis in self.rules:
+            if name == logical:
+                return axis
+        raise KeyError(f"no sharding rule for logical axis {logical!r}")
+
+    def spec(self, logical_axes: Sequence[str | None]) -> P:
+        return P(*(self.mesh_axis(a) for a in logical_axes))
+
+
+DEFAULT_RULES = LogicalRules()
+
+
+def make_mesh(shape: Sequence[int] = (1, -1, 1), devices=None) -> Mesh:
+    """A ``Mesh`` with axes ``("data", "fsdp", "tensor")``.
+
+    Args:
+      shape: sizes of (data, fsdp, tensor); one entry may be -1 (fills the rest).
+      devices: defaults to ``jax.devices()``.
+    Raises:
+      ValueError: when the sizes do not multiply to the device count.
+    """
+    devices = list(jax.devices() if devices is None else devices)
+    shape = list(shape)
+    if len(shape) != 3:
+        raise ValueError(f"mesh shape must have 3 entries (data, fsdp, tensor), got {shape}")
+    if shape.count(-1) > 1:
+        raise ValueError("at most one mesh axis may be -1")
+    if -1 in shape:
+        known = math.prod(s for s in shape if s != -1)
+        shape[shape.index(-1)] = len(devices) // known
+    if math.prod(shape) != len(devices):
+        raise ValueError(f"mesh shape {tuple(shape)} needs {math.prod(shape)} devices, have {len(devices)}")
+    return Mesh(np.asarray(devices).reshape(shape), MESH_AXES)
+
+
+def logical_sharding(mesh: Mesh, logical_axes: Sequence[str | None],
+                     rules: LogicalRules = DEFAULT_RULES) -> NamedSharding:
+    return NamedSharding(mesh, rules.spec(logical_axes))
+
+
+def batch_sharding(mesh: Mesh, ndim: int = 2) -> NamedSharding:
+    """Sharding for a (B, ...) host batch: B split over data*fsdp, the rest replicated."""
+    return NamedSharding(mesh, P(BATCH, *([None] * (ndim - 1))))
+
+
+def initialize_distributed(coordinator_address: str | None = None, num_processes: int | None = None,
+                           process_id: int | None = None) -> None:
+    """Multi-host start-up (TPU pods pick all arguments up from the environment)."""
+    jax.distributed.initialize(coordinator_address=coordinator_address,
+                               num_processes=num_processes, process_id=process_id)

@@ -148,3 +148,33 @@ def check_action(action: Any, admissible: list[str] | None,
     if admissible is not None and a not in {normalize_action(c) for c in admissible}:
         return a, INVALID_NOT_ADMISSIBLE
     return a, None
+
+
+def cache_dir(sub: str = "") -> str:
+    """Directory for generated game files and expert caches: ``$SKILLAX_CACHE`` if set, else
+    ``~/.cache/skillax`` (never the repository). Created on demand; ``sub`` is appended."""
+    import os
+
+    root = os.environ.get("SKILLAX_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "skillax")
+    path = os.path.join(root, sub) if sub else root
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def atomic_write_text(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file + ``os.replace`` so that workers
+    generating the same file concurrently never see a partial file."""
+    import os
+    import tempfile
+
+    d = os.path.dirname(path) or "."
+    os.makedirs(d, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=os.path.basename(path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -76,7 +76,7 @@ def attention(q, k, v, mask, dtype):
     return out.reshape(B, T, H, Dh)
 
 
-def _layer(cfg: ModelConfig, dtype, x, lp, sin, cos, mask, kv=None, index=None):
+def _layer(cfg: ModelConfig, dtype, attn_impl, x, lp, sin, cos, mask, kv=None, index=None):
     """One decoder layer. x (B, T, D) fp32 residual. kv: this layer's cache (k, v) or None."""
     B, T, _ = x.shape
     H, KV, Dh = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
@@ -96,7 +96,14 @@ def _layer(cfg: ModelConfig, dtype, x, lp, sin, cos, mask, kv=None, index=None):
         ck = jax.lax.dynamic_update_slice(ck, k.astype(ck.dtype), (0, index, 0, 0))
         cv = jax.lax.dynamic_update_slice(cv, v.astype(cv.dtype), (0, index, 0, 0))
         k_all, v_all, new_kv = ck, cv, (ck, cv)
-    a = attention(q, k_all, v_all, mask, dtype).reshape(B, T, H * Dh)
+    if attn_impl == "xla" or kv is not None:
+        a = attention(q, k_all, v_all, mask, dtype)
+    else:
+        # Fused (cuDNN flash) causal attention for the cache-free path. Exact for valid
+        # positions of RIGHT-padded rows (the trainer's layout): a valid query only sees
+        # earlier, valid keys. Padded positions are garbage and must be loss-masked.
+        a = jax.nn.dot_product_attention(q, k_all, v_all, is_causal=True, implementation=attn_impl)
+    a = a.reshape(B, T, H * Dh)
     x = x + _mm(a, lp["o_proj"], dtype)
     h = rms_norm(x, lp["mlp_norm"], cfg.rms_norm_eps).astype(dtype)
     g = _mm(h, lp["gate_proj"], dtype)
@@ -107,7 +114,7 @@ def _layer(cfg: ModelConfig, dtype, x, lp, sin, cos, mask, kv=None, index=None):
 
 def forward(params: dict, cfg: ModelConfig, tokens: jax.Array, positions: jax.Array,
             valid: jax.Array, cache: KVCache | None = None, *, dtype=None,
-            remat: bool = False) -> tuple[jax.Array, KVCache | None]:
+            remat: bool = False, attn_impl: str = "auto") -> tuple[jax.Array, KVCache | None]:
     """Run the decoder.
 
     Args:
@@ -121,6 +128,9 @@ def forward(params: dict, cfg: ModelConfig, tokens: jax.Array, positions: jax.Ar
         the chunk is written at slots ``cache.index .. +T`` and attends all earlier valid slots.
       dtype: compute dtype (default: the embedding's dtype).
       remat: rematerialise each layer in the backward pass.
+      attn_impl: "xla" (explicit masked softmax; any padding), "cudnn" (fused flash
+        attention; cache-free path only; right-padded rows only — see ``_layer``), or "auto"
+        (cudnn on GPU for the cache-free path, else xla).
     Returns:
       hidden: (B, T, D) after the final norm, in the compute dtype.
       cache: the updated cache (index advanced by T) or None.
@@ -142,7 +152,11 @@ def forward(params: dict, cfg: ModelConfig, tokens: jax.Array, positions: jax.Ar
         q_slot = index + jnp.arange(T)
         mask = (jnp.arange(S)[None, :] <= q_slot[:, None])[None] & slot_valid[:, None, :]
 
-    layer_fn = functools.partial(_layer, cfg, dtype)
+    if attn_impl == "auto":
+        attn_impl = "cudnn" if (cache is None and jax.default_backend() == "gpu") else "xla"
+    if attn_impl not in ("xla", "cudnn"):
+        raise ValueError(f"attn_impl must be 'xla' or 'cudnn', got {attn_impl!r}")
+    layer_fn = functools.partial(_layer, cfg, dtype, attn_impl)
     if remat:
         layer_fn = jax.checkpoint(layer_fn, prevent_cse=False)
 

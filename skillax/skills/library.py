@@ -1,0 +1,362 @@
+"""Skill1 skill library: records with EMA utility, admission, merge, capacity eviction; SQLite.
+
+Record (DESIGN.md §1.3): id, scenario, description_head, strategy, utility U, count n,
+created_step, attempt_type (+ `merges`, how many duplicates were folded into it).
+
+* Birth: U = 0.5, n = 1 (`BIRTH_COUNT`: the task the skill was distilled from counts as its first
+  use; this is what makes the released-code score below non-zero for a new skill).
+* EMA (Skill1 paper, utility update): after each task, for ALL retrieved ids (the K candidates,
+  not just the top-1): U <- (1 - alpha) U + alpha r, n <- n + 1; alpha = 0.05. Duplicate ids in one
+  call are updated once. Worked example: 0.5 -r=1-> 0.525 -r=0-> 0.49875.
+* Admission (`admit`): only when the task reward r >= 1 (success), the distil JSON parsed, and the
+  lesson is non-trivial (some lesson with >= `min_lesson_words` words that is not a placeholder
+  such as "none"/"n/a"). The policy's own `task_success` claim is not trusted; r decides.
+* Merge instead of insert: an existing record with the *identical* strategy text and scenario
+  cosine > 0.85 (`merge_threshold`) absorbs the new one (its `merges` += 1; U, n unchanged).
+  Cosine comes from `embed_fn` (texts -> L2-normalised rows, e.g. the dense retriever's MiniLM);
+  without one, cosine is 1 for identical scenario text and 0 otherwise.
+* Capacity (default 5000): before inserting into a full library, the record with the lowest
+  eviction score is removed (ties: the oldest id). `eviction="log2_n_plus_1"` (default; Skill1's
+  released code): score = U * log2(n + 1). `eviction="paper_log_n"`: score = U * ln(n) (paper).
+  Default is the released form because ln(1) = 0 gives every skill that has not been retrieved
+  yet score 0, below any skill retrieved once with U > 0, so a full library would evict its newest
+  skills first, before they ever had a chance to be retrieved; log2(n + 1) >= 1 for n >= 1 ranks
+  them by utility instead.
+* Storage: SQLite (stdlib), WAL journal, one row per record; EMA/merge are row UPDATEs. A `meta`
+  table holds `schema_version`; a file with another version raises `LibrarySchemaError`. Ids use
+  AUTOINCREMENT, so an evicted id is never reused (retriever caches stay keyed correctly).
+* Checkpoints: `state_bytes()` / `SkillLibrary.from_bytes()` (sqlite backup API + serialize),
+  or `snapshot_to(path)` (backup API to a file).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import pathlib
+import sqlite3
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from skillax.skills.parsers import Distil, DistilParse
+from skillax.skills.repo import SKILL_FILE, atomic_write_text
+from skillax.skills.skill_md import (
+    MAX_BODY_CHARS, MAX_DESCRIPTION_CHARS, SkillDoc, _BAD_CHARS_RE, render_skill_md,
+)
+
+SCHEMA_VERSION = 1
+BIRTH_UTILITY = 0.5
+BIRTH_COUNT = 1
+EVICTIONS = ("log2_n_plus_1", "paper_log_n")
+_TRIVIAL = {"", "none", "n/a", "na", "null", "nothing", "no lesson", "-", "...", "tbd", "todo"}
+_COLS = "id, scenario, description_head, strategy, utility, count, created_step, attempt_type, merges"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS skills(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  scenario TEXT NOT NULL, description_head TEXT NOT NULL, strategy TEXT NOT NULL,
+  utility REAL NOT NULL, count INTEGER NOT NULL, created_step INTEGER NOT NULL,
+  attempt_type TEXT NOT NULL, merges INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS skills_strategy ON skills(strategy);
+"""
+
+
+class LibraryError(RuntimeError):
+    """The library file cannot be used (not SQLite, not a skillax library, ...)."""
+
+
+class LibrarySchemaError(LibraryError):
+    """The library file was written by another schema version."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SkillRecord:
+    id: int
+    scenario: str
+    description_head: str
+    strategy: str
+    utility: float
+    count: int
+    created_step: int
+    attempt_type: str
+    merges: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Admission:
+    """status: "inserted" | "merged" | "rejected"; `id` of the new or absorbing record."""
+
+    status: str
+    id: int | None = None
+    evicted: tuple[int, ...] = ()
+    reason: str | None = None
+    cosine: float | None = None
+
+    @property
+    def admitted(self) -> bool:
+        return self.status == "inserted"
+
+
+def eviction_score(utility: float, count: int, eviction: str = "log2_n_plus_1") -> float:
+    """U * log2(n + 1) (released code) or U * ln(n) (paper; -inf for n <= 0)."""
+    if eviction == "log2_n_plus_1":
+        return utility * math.log2(count + 1) if count >= 0 else float("-inf")
+    if eviction == "paper_log_n":
+        return utility * math.log(count) if count > 0 else float("-inf")
+    raise ValueError(f"eviction must be one of {EVICTIONS}, got {eviction!r}")
+
+
+def _clean(text: str, limit: int) -> str:
+    text = _BAD_CHARS_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n")).strip()
+    return text[:limit]
+
+
+def record_to_skill(rec: SkillRecord) -> SkillDoc:
+    """A library record as a strict-valid SKILL.md document named `skill-<id>`.
+
+    description = description_head (else scenario), whitespace collapsed, cut to 1024 chars;
+    body = '## Scenario' + scenario + '## Strategy' + strategy; metadata = the numeric fields.
+    """
+    desc = " ".join(_clean(rec.description_head or rec.scenario, 10 * MAX_DESCRIPTION_CHARS).split())
+    desc = desc[:MAX_DESCRIPTION_CHARS].strip() or f"Skill {rec.id}"
+    body = (f"## Scenario\n\n{_clean(rec.scenario, MAX_BODY_CHARS // 2)}\n\n"
+            f"## Strategy\n\n{_clean(rec.strategy, MAX_BODY_CHARS // 2 - 100)}\n")
+    meta = {"library-id": rec.id, "utility": float(rec.utility), "count": int(rec.count),
+            "created-step": int(rec.created_step), "attempt-type": _clean(rec.attempt_type, 200),
+            "merges": int(rec.merges)}
+    return SkillDoc(f"skill-{rec.id}", desc, body, meta)
+
+
+def is_trivial_lesson(text: str, min_words: int = 3) -> bool:
+    t = " ".join(text.split()).strip().lower().rstrip(".")
+    return t in _TRIVIAL or len(t.split()) < min_words
+
+
+def _check_version(conn: sqlite3.Connection, where: str) -> bool:
+    """True if the db is empty (new); raises unless it is a skillax library of our version."""
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    except sqlite3.DatabaseError as e:
+        raise LibraryError(f"{where} is not a usable SQLite database: {e}") from None
+    if not tables:
+        return True
+    if "meta" not in tables or "skills" not in tables:
+        raise LibraryError(f"{where} is not a skillax skill library (tables: {sorted(tables)})")
+    row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    if row is None:
+        raise LibrarySchemaError(f"{where} has no schema_version row")
+    if row[0] != str(SCHEMA_VERSION):
+        raise LibrarySchemaError(f"{where} has library schema_version {row[0]}; this skillax "
+                                 f"reads schema_version {SCHEMA_VERSION} (migrate or start a new library)")
+    return False
+
+
+class SkillLibrary:
+    """See the module docstring. `path` may be ':memory:' (tests; no WAL)."""
+
+    def __init__(self, path: str | os.PathLike, *, capacity: int = 5000, alpha: float = 0.05,
+                 eviction: str = "log2_n_plus_1", merge_threshold: float = 0.85,
+                 embed_fn: Callable[[Sequence[str]], np.ndarray] | None = None,
+                 min_lesson_words: int = 3):
+        if eviction not in EVICTIONS:
+            raise ValueError(f"eviction must be one of {EVICTIONS}, got {eviction!r}")
+        if capacity < 1 or not 0.0 < alpha <= 1.0:
+            raise ValueError(f"need capacity >= 1 and 0 < alpha <= 1 (got {capacity}, {alpha})")
+        self.path = str(path)
+        self.capacity, self.alpha, self.eviction = int(capacity), float(alpha), eviction
+        self.merge_threshold, self.embed_fn = float(merge_threshold), embed_fn
+        self.min_lesson_words = int(min_lesson_words)
+        try:
+            self.conn = sqlite3.connect(self.path)
+        except sqlite3.Error as e:
+            raise LibraryError(f"cannot open library {self.path}: {e}") from None
+        try:
+            new = _check_version(self.conn, self.path)
+            if self.path != ":memory:":
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute("PRAGMA synchronous=NORMAL")
+            if new:
+                with self.conn:
+                    self.conn.executescript(_SCHEMA)
+                    self.conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        except BaseException:
+            self.conn.close()
+            raise
+        self.conn.create_function("skill_score", 2, lambda u, n: eviction_score(u, n, self.eviction),
+                                  deterministic=True)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> "SkillLibrary":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ reading
+    def __len__(self) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM skills").fetchone()[0]
+
+    def __contains__(self, skill_id: object) -> bool:
+        return isinstance(skill_id, int) and self.conn.execute(
+            "SELECT 1 FROM skills WHERE id=?", (skill_id,)).fetchone() is not None
+
+    def get(self, skill_id: int) -> SkillRecord:
+        row = self.conn.execute(f"SELECT {_COLS} FROM skills WHERE id=?", (int(skill_id),)).fetchone()
+        if row is None:
+            raise KeyError(f"no skill with id {skill_id}")
+        return SkillRecord(*row)
+
+    def get_many(self, ids: Sequence[int]) -> list[SkillRecord]:
+        """Records for `ids` in the given order; ids no longer present are skipped."""
+        out = []
+        for i in ids:
+            try:
+                out.append(self.get(i))
+            except KeyError:
+                pass
+        return out
+
+    def records(self) -> list[SkillRecord]:
+        return [SkillRecord(*r) for r in self.conn.execute(f"SELECT {_COLS} FROM skills ORDER BY id")]
+
+    def ids(self) -> list[int]:
+        return [r[0] for r in self.conn.execute("SELECT id FROM skills ORDER BY id")]
+
+    def utilities(self, ids: Iterable[int]) -> dict[int, float]:
+        """{id: U} for the ids still present (read at retrieval time for R_distill)."""
+        return {r.id: r.utility for r in self.get_many(list(ids))}
+
+    def retrieval_texts(self) -> dict[int, str]:
+        """id -> text the dense retriever embeds: description_head, else scenario."""
+        return {i: (h or s) for i, h, s in
+                self.conn.execute("SELECT id, description_head, scenario FROM skills ORDER BY id")}
+
+    def eviction_order(self) -> list[int]:
+        """All ids, first-to-evict first (lowest score, then oldest id)."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT id FROM skills ORDER BY skill_score(utility, count) ASC, id ASC")]
+
+    # ------------------------------------------------------------------ updates
+    def update_utilities(self, ids: Iterable[int], reward: float) -> dict[int, float]:
+        """EMA for every retrieved id: U <- (1-alpha) U + alpha r; n += 1. Returns new {id: U}."""
+        uniq = list(dict.fromkeys(int(i) for i in ids))
+        r = float(reward)
+        with self.conn:
+            self.conn.executemany(
+                "UPDATE skills SET utility = (1.0 - ?) * utility + ? * ?, count = count + 1 WHERE id = ?",
+                [(self.alpha, self.alpha, r, i) for i in uniq])
+        return self.utilities(uniq)
+
+    def _cosines(self, scenario: str, others: list[str]) -> np.ndarray:
+        if self.embed_fn is None:
+            return np.array([1.0 if o == scenario else 0.0 for o in others])
+        e = np.asarray(self.embed_fn([scenario] + others), dtype=np.float64)
+        return e[1:] @ e[0]
+
+    def add(self, scenario: str, description_head: str, strategy: str, *, step: int,
+            attempt_type: str = "success") -> Admission:
+        """Insert a record (or merge it into an identical-strategy, similar-scenario one)."""
+        cands = self.conn.execute("SELECT id, scenario FROM skills WHERE strategy=? ORDER BY id",
+                                  (strategy,)).fetchall()
+        if cands:
+            cos = self._cosines(scenario, [c[1] for c in cands])
+            j = int(np.argmax(cos))
+            if cos[j] > self.merge_threshold:
+                with self.conn:
+                    self.conn.execute("UPDATE skills SET merges = merges + 1 WHERE id=?", (cands[j][0],))
+                return Admission("merged", cands[j][0], cosine=float(cos[j]))
+        evicted = []
+        with self.conn:
+            while self.conn.execute("SELECT COUNT(*) FROM skills").fetchone()[0] >= self.capacity:
+                (victim,) = self.conn.execute(
+                    "SELECT id FROM skills ORDER BY skill_score(utility, count) ASC, id ASC LIMIT 1").fetchone()
+                self.conn.execute("DELETE FROM skills WHERE id=?", (victim,))
+                evicted.append(victim)
+            cur = self.conn.execute(
+                "INSERT INTO skills (scenario, description_head, strategy, utility, count, "
+                "created_step, attempt_type) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (scenario, description_head, strategy, BIRTH_UTILITY, BIRTH_COUNT, int(step), attempt_type))
+        return Admission("inserted", cur.lastrowid, tuple(evicted))
+
+    def admit(self, distil: Distil | DistilParse | None, reward: float, scenario: str, *, step: int,
+              attempt_type: str = "success") -> Admission:
+        """Admission rule of the module docstring; never raises for bad distil input."""
+        reason = None
+        if isinstance(distil, DistilParse):
+            reason = None if distil.ok else f"invalid distil JSON: {distil.reason}"
+            distil = distil.distil
+        if float(reward) < 1.0:
+            return Admission("rejected", reason=f"task not solved (r={float(reward):g}); not admitted")
+        if distil is None:
+            return Admission("rejected", reason=reason or "no distil output")
+        lessons = [distil.action_lesson, distil.navigation_lesson]
+        if all(is_trivial_lesson(x, self.min_lesson_words) for x in lessons):
+            return Admission("rejected", reason="trivial lesson (no lesson with "
+                                                f">= {self.min_lesson_words} words)")
+        if not scenario or not scenario.strip():
+            return Admission("rejected", reason="empty scenario")
+        return self.add(scenario.strip(), distil.description_head, distil.strategy_text(),
+                        step=step, attempt_type=attempt_type)
+
+    # ------------------------------------------------------------------ export / checkpoints
+    def export_skill_md(self, directory: str | os.PathLike) -> list[str]:
+        """Write every record as `<dir>/skill-<id>/SKILL.md` (strict-valid; readable by
+        `parse_skill_md`). Returns the names written. Stale `skill-*` folders are removed."""
+        root = pathlib.Path(directory)
+        root.mkdir(parents=True, exist_ok=True)
+        names = []
+        for rec in self.records():
+            doc = record_to_skill(rec)
+            (root / doc.name).mkdir(exist_ok=True)
+            atomic_write_text(root / doc.name / SKILL_FILE, render_skill_md(doc))
+            names.append(doc.name)
+        keep = set(names)
+        for d in root.glob("skill-*"):
+            if d.name not in keep and (d / SKILL_FILE).is_file() and not d.is_symlink():
+                (d / SKILL_FILE).unlink()
+                try:
+                    d.rmdir()
+                except OSError:
+                    pass
+        return names
+
+    def snapshot_to(self, path: str | os.PathLike) -> None:
+        """Consistent copy of the library to `path` (sqlite backup API)."""
+        dest = sqlite3.connect(str(path))
+        try:
+            self.conn.backup(dest)
+        finally:
+            dest.close()
+
+    def state_bytes(self) -> bytes:
+        """The whole database as bytes (for checkpoint payloads)."""
+        mem = sqlite3.connect(":memory:")
+        try:
+            self.conn.backup(mem)
+            data = bytearray(mem.serialize())
+        finally:
+            mem.close()
+        data[18] = data[19] = 1  # header: rollback-journal format, so the image deserialises
+        return bytes(data)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, path: str | os.PathLike, **kwargs) -> "SkillLibrary":
+        """Write `state_bytes()` output to `path` (replacing its content) and open it."""
+        mem = sqlite3.connect(":memory:")
+        try:
+            try:
+                mem.deserialize(bytes(data))
+            except sqlite3.Error as e:
+                raise LibraryError(f"not a library image: {e}") from None
+            _check_version(mem, "library bytes")
+            dest = sqlite3.connect(str(path))
+            try:
+                mem.backup(dest)
+            finally:
+                dest.close()
+        finally:
+            mem.close()
+        return cls(path, **kwargs)

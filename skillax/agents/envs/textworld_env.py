@@ -216,7 +216,7 @@ class TWGameEnv:
             self._start(path)
         state = self._env.reset()
         self._task, self._steps, self._done = task, 0, False
-        self._score = float(state["score"] or 0)
+        self._score = float(state.get("score") or 0)
         obs = self._clean(state.feedback)
         return obs, self._info(state, None, truncated=False)
 
@@ -231,22 +231,22 @@ class TWGameEnv:
             cmd = self._spelling.get(cmd, cmd)
         state, _, done = self._env.step(cmd)
         self._steps += 1
-        score = float(state["score"] or 0)
+        score = float(state.get("score") or 0)
         reward, self._score = score - self._score, score
         truncated = not done and self._steps >= self.max_steps
         self._done = bool(done) or truncated
         return self._clean(state.feedback), reward, self._done, self._info(state, reason, truncated)
 
     def _info(self, state, reason: str | None, truncated: bool) -> dict:
-        adm = list(state["admissible_commands"] or [])
+        adm = list(state.get("admissible_commands") or [])
         self._admissible = adm
         self._spelling = {normalize_action(c): c for c in adm}
-        info = {"won": bool(state["won"]), "admissible_commands": adm, "step": self._steps,
+        info = {"won": bool(state.get("won")), "admissible_commands": adm, "step": self._steps,
                 "invalid": reason is not None, "invalid_reason": reason, "truncated": truncated,
-                "lost": bool(state["lost"]), "score": float(state["score"] or 0),
-                "max_score": float(state["max_score"] or 0), "task_id": self._task.id}
+                "lost": bool(state.get("lost")), "score": float(state.get("score") or 0),
+                "max_score": float(state.get("max_score") or 0), "task_id": self._task.id}
         if self.expert_plan:
-            info["expert_plan"] = list(state["policy_commands"] or [])
+            info["expert_plan"] = list(state.get("policy_commands") or [])
         return info
 
     def close(self) -> None:

@@ -1,0 +1,279 @@
+"""Host side of the play loop: prompts, action parsing, trajectories (pure text; no jax).
+
+The policy plays one step per call: it sees the task, an injected skills block, the last
+``k`` (observation, action) pairs, the current observation and the admissible actions, and
+answers ``<think>...</think><action>...</action>``. This is the Skill1 play format (Skill1
+paper; released code built on verl-agent's ALFWorld prompt, history of the last 2 steps,
+an action is invalid when its tags are missing, invalid-action penalty 0.1) and the
+executor format SkillOS uses with retrieved skills in context (DESIGN.md §1.2, §1.3).
+Wording is kept short: the embedded default policy is a 135M model with ~400-token prompts.
+
+The method supplies ``generate(prompts) -> responses``: ``prompts`` is a list of chat
+message lists (``[{"role": "system"|"user", "content": str}]``); each response is a
+string or a dict with a ``"text"`` key plus anything else the method wants kept on the
+step (token ids, logprobs, ...), which lands in :attr:`Step.gen`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Callable, Sequence
+
+from skillax.agents.envs.base import Task
+
+SYSTEM_PROMPT = ("You are an agent in a text game. Each turn, think briefly in <think>...</think>, "
+                 "then give exactly one action from the admissible list in <action>...</action>.")
+
+INVALID_NO_THINK = "missing_think"
+INVALID_NO_ACTION = "missing_action_tag"
+INVALID_EMPTY = "empty_action"
+INVALID_TOO_LONG = "action_too_long"
+
+_THINK = re.compile(r"<think>(.*?)</think>", re.S)
+_ACTION = re.compile(r"<action>(.*?)</action>", re.S)
+
+
+@dataclasses.dataclass
+class PlayConfig:
+    """Knobs of the play prompt and loop.
+
+    history_k: past steps shown (Skill1: 2). max_admissible: admissible actions listed
+    (None = all; the rest are summarised as "(+N more)"). max_obs_chars / max_skill_chars:
+    per-observation / per-skill character caps (truncated with "..."). max_skills: skills
+    injected. require_think: a response without a <think>...</think> block is invalid.
+    invalid_penalty: subtracted from the episode return once per invalid step (Skill1
+    released code: 0.1). penalize_env_invalid: also penalise well-formed actions the game
+    rejected as not admissible. max_action_chars: longer actions are invalid.
+    """
+
+    history_k: int = 2
+    max_admissible: int | None = 30
+    max_obs_chars: int = 600
+    max_skill_chars: int = 600
+    max_skills: int = 3
+    require_think: bool = True
+    invalid_penalty: float = 0.1
+    penalize_env_invalid: bool = False
+    max_action_chars: int = 200
+    system_prompt: str = SYSTEM_PROMPT
+
+    def __post_init__(self):
+        if self.history_k < 0 or self.max_skills < 0 or self.max_obs_chars < 16:
+            raise ValueError(f"invalid PlayConfig {self}")
+        if self.max_admissible is not None and self.max_admissible < 1:
+            raise ValueError(f"max_admissible must be None or >= 1, got {self.max_admissible}")
+
+
+def parse_action(text: str, require_think: bool = True,
+                 max_action_chars: int = 200) -> tuple[str | None, str | None]:
+    """Extract the action from a policy response.
+
+    Returns (action, invalid_reason). The action is the text of the first
+    ``<action>...</action>`` block (after the think block when there is one), with
+    whitespace collapsed. Invalid reasons:
+
+    * ``"missing_action_tag"`` -- no complete action block: (None, reason);
+    * ``"empty_action"`` -- the block is blank: (None, reason);
+    * ``"action_too_long"`` -- longer than ``max_action_chars``: (None, reason);
+    * ``"missing_think"`` -- ``require_think`` and no complete think block; the action is
+      still returned (it is played, but the step is invalid and penalised).
+
+    Text outside the tags is ignored. Example: ``"<think>go</think><action>go north</action>"``
+    -> ``("go north", None)``.
+    """
+    if not isinstance(text, str):
+        return None, INVALID_NO_ACTION
+    think = _THINK.search(text)
+    start = think.end() if think else 0
+    m = _ACTION.search(text, start) or (_ACTION.search(text) if think else None)
+    if m is None:
+        return None, INVALID_NO_ACTION
+    action = " ".join(m.group(1).split())
+    if not action:
+        return None, INVALID_EMPTY
+    if len(action) > max_action_chars:
+        return None, INVALID_TOO_LONG
+    if require_think and think is None:
+        return action, INVALID_NO_THINK
+    return action, None
+
+
+def _cap(text: str, n: int) -> str:
+    text = text.strip()
+    return text if len(text) <= n else text[: max(0, n - 3)].rstrip() + "..."
+
+
+def format_skills(skills: Sequence[str], cfg: PlayConfig) -> str:
+    """The injected skills block ("" when there are none): numbered, each capped."""
+    skills = [s for s in skills if s and s.strip()][: cfg.max_skills]
+    if not skills:
+        return ""
+    return "Skills:\n" + "\n".join(f"[{i}] {_cap(s, cfg.max_skill_chars)}" for i, s in enumerate(skills, 1))
+
+
+def format_admissible(admissible: Sequence[str], cfg: PlayConfig) -> str:
+    """Admissible actions joined by "; ", capped at ``cfg.max_admissible`` ("help" dropped
+    first when capping, since it never advances a task)."""
+    acts = list(admissible)
+    if cfg.max_admissible is not None and len(acts) > cfg.max_admissible:
+        acts = [a for a in acts if a != "help"]
+    if cfg.max_admissible is None or len(acts) <= cfg.max_admissible:
+        return "; ".join(acts)
+    return "; ".join(acts[: cfg.max_admissible]) + f"; (+{len(acts) - cfg.max_admissible} more)"
+
+
+def build_play_prompt(goal: str, observation: str, history: Sequence[tuple[str, str]],
+                      admissible: Sequence[str], skills: Sequence[str] = (), step: int = 0,
+                      cfg: PlayConfig | None = None) -> list[dict[str, str]]:
+    """Chat messages for one play step.
+
+    Args:
+      goal: task sentence. observation: current observation. history: all past
+        (observation, action) pairs of the episode, oldest first; only the last
+        ``cfg.history_k`` are shown. admissible: current admissible actions.
+      skills: skill texts to inject (may be empty). step: index of this step (0-based).
+    Returns ``[{"role": "system", ...}, {"role": "user", ...}]``.
+    """
+    cfg = cfg or PlayConfig()
+    parts = [f"Task: {goal.strip()}"]
+    sk = format_skills(skills, cfg)
+    if sk:
+        parts.append(sk)
+    shown = list(history)[-cfg.history_k:] if cfg.history_k else []
+    if shown:
+        first = len(history) - len(shown) + 1
+        lines = [f"[{first + j}] Obs: {_cap(o, cfg.max_obs_chars)}\nAction: {a}" for j, (o, a) in enumerate(shown)]
+        parts.append("Recent steps:\n" + "\n".join(lines))
+    parts.append(f"Step {step + 1}. Observation: {_cap(observation, cfg.max_obs_chars)}")
+    if admissible:
+        parts.append("Admissible actions: " + format_admissible(admissible, cfg))
+    parts.append("Answer: <think>...</think><action>...</action>")
+    return [{"role": "system", "content": cfg.system_prompt}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+@dataclasses.dataclass
+class Step:
+    """One play step. ``valid`` is the format check (:func:`parse_action`);
+    ``env_invalid`` is the environment's verdict (empty/too long/not admissible)."""
+
+    observation: str
+    prompt: list[dict[str, str]]
+    response: str
+    action: str | None
+    valid: bool
+    invalid_reason: str | None = None
+    env_invalid: bool = False
+    reward: float = 0.0
+    done: bool = False
+    gen: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class Trajectory:
+    """One episode. ``reward`` is the terminal task reward r(tau) in {0, 1} (= ``won``);
+    ``penalty`` is ``invalid_penalty`` x (number of penalised steps); ``score`` is the sum of
+    environment rewards. ``token_ids`` / ``loss_mask`` (policy tokens 1, context 0) are
+    filled by the method when it packs the episode for the trainer."""
+
+    task_id: str
+    goal: str
+    skills: list[str] = dataclasses.field(default_factory=list)
+    steps: list[Step] = dataclasses.field(default_factory=list)
+    won: bool = False
+    failed: bool = False
+    fail_reason: str | None = None
+    truncated: bool = False
+    penalty: float = 0.0
+    score: float = 0.0
+    final_observation: str = ""
+    token_ids: list[int] | None = None
+    loss_mask: list[int] | None = None
+    extras: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.steps)
+
+    @property
+    def reward(self) -> float:
+        return 1.0 if self.won else 0.0
+
+    @property
+    def n_invalid(self) -> int:
+        return sum(not s.valid for s in self.steps)
+
+    def history(self) -> list[tuple[str, str]]:
+        """(observation, action) pairs played so far ("" for a missing action)."""
+        return [(s.observation, s.action or "") for s in self.steps]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d.update(n_steps=self.n_steps, reward=self.reward)
+        return d
+
+
+def play_episodes(pool, tasks: Sequence[Task], generate: Callable[[list], list],
+                  skills: Sequence[Sequence[str]] | None = None, cfg: PlayConfig | None = None,
+                  max_steps: int | None = None) -> list[Trajectory]:
+    """Play ``tasks`` to the end in lock-step with one ``generate`` call per step.
+
+    Args:
+      pool: an :class:`~skillax.agents.envs.runner.EnvPool` (or anything with
+        ``reset_batch``/``step_batch``). tasks: one episode per task.
+      generate: ``prompts -> responses`` (module docstring); called with the live episodes'
+        prompts only.
+      skills: per-task list of skill texts (default none).
+      max_steps: optional extra cap on steps (the environment/pool caps apply anyway).
+    Returns one :class:`Trajectory` per task, in order. A response without a parseable
+    action plays the empty action (the game answers as to nothing and counts it invalid).
+    """
+    cfg = cfg or PlayConfig()
+    skills = [list(s) for s in skills] if skills is not None else [[] for _ in tasks]
+    if len(skills) != len(tasks):
+        raise ValueError(f"{len(skills)} skill lists for {len(tasks)} tasks")
+    trajs = [Trajectory(t.id, t.goal, skills[i]) for i, t in enumerate(tasks)]
+    obs, infos, live = [], [], []
+    for i, (o, info) in enumerate(pool.reset_batch(tasks)):
+        obs.append(o)
+        infos.append(info)
+        if info.get("failed"):
+            trajs[i].failed, trajs[i].fail_reason, trajs[i].final_observation = True, info.get("fail_reason"), o
+        else:
+            live.append(i)
+    t = 0
+    while live and (max_steps is None or t < max_steps):
+        prompts = [build_play_prompt(tasks[i].goal, obs[i], trajs[i].history(),
+                                     infos[i].get("admissible_commands") or [], trajs[i].skills, t, cfg)
+                   for i in live]
+        responses = generate(prompts)
+        if len(responses) != len(live):
+            raise ValueError(f"generate returned {len(responses)} responses for {len(live)} prompts")
+        actions: list[str | None] = [None] * len(tasks)
+        pending = {}
+        for i, p, r in zip(live, prompts, responses):
+            text, gen = (r, {}) if isinstance(r, str) else (r["text"], {k: v for k, v in r.items() if k != "text"})
+            action, reason = parse_action(text, cfg.require_think, cfg.max_action_chars)
+            actions[i] = action or ""
+            pending[i] = Step(obs[i], p, text, action, reason is None, reason, gen=gen)
+        results = pool.step_batch(actions)
+        still = []
+        for i in live:
+            o, rew, done, info = results[i]
+            st = pending[i]
+            st.env_invalid, st.reward, st.done = bool(info.get("invalid")), float(rew), bool(done)
+            tr = trajs[i]
+            tr.steps.append(st)
+            tr.score += st.reward
+            if not st.valid or (cfg.penalize_env_invalid and st.env_invalid):
+                tr.penalty += cfg.invalid_penalty
+            obs[i], infos[i] = o, info
+            if done:
+                tr.won, tr.truncated = bool(info.get("won")), bool(info.get("truncated"))
+                tr.failed, tr.fail_reason = bool(info.get("failed")), info.get("fail_reason")
+                tr.final_observation = o
+            else:
+                still.append(i)
+        live, t = still, t + 1
+    for i in live:  # stopped by max_steps here
+        trajs[i].truncated, trajs[i].final_observation = True, obs[i]
+    return trajs

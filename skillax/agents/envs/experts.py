@@ -1,0 +1,137 @@
+"""Expert trajectories: ALFWorld's PDDL planner and TextWorld walkthroughs, cached as JSON.
+
+* ALFWorld: the game is played with textworld's ``policy_commands`` on (the switch
+  ALFWorld's ``AlfredExpert(expert_type="planner")`` turns on): fast-downward re-plans after
+  every reset and step and the first command of the fresh plan is played -- the procedure
+  of ``../shared/data/alfworld/README.md`` ("Verification"). The handcoded expert
+  (``HandCodedTWAgent``) needs ``traj_data.json``, which the pack does not ship, so the
+  planner is the one expert here. Planning is slow on some games (up to ~30 s at reset), so
+  every record is cached per game (``$SKILLAX_CACHE/experts/alfworld-<logic>/<hash>.json``).
+* TextWorld: the walkthrough stored at generation time is replayed.
+
+A record (:class:`ExpertRecord`) is ``task_id``, ``steps`` = list of (observation, action)
+with the observation the agent saw *before* the action, ``final_observation``, ``won``,
+``n_steps``, ``source`` and ``seconds`` (wall time of the run that produced it).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import time
+from typing import Any
+
+from skillax.agents.envs.base import Task, atomic_write_text, cache_dir
+
+
+@dataclasses.dataclass
+class ExpertRecord:
+    """One expert episode (see module docstring)."""
+
+    task_id: str
+    goal: str
+    steps: list[tuple[str, str]]
+    final_observation: str
+    won: bool
+    source: str
+    seconds: float = 0.0
+    error: str | None = None
+
+    @property
+    def n_steps(self) -> int:
+        return len(self.steps)
+
+    @property
+    def actions(self) -> list[str]:
+        return [a for _, a in self.steps]
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["steps"] = [{"observation": o, "action": a} for o, a in self.steps]
+        d["n_steps"] = self.n_steps
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "ExpertRecord":
+        try:
+            steps = [(s["observation"], s["action"]) for s in d["steps"]]
+            return cls(task_id=d["task_id"], goal=d["goal"], steps=steps,
+                       final_observation=d["final_observation"], won=bool(d["won"]),
+                       source=d["source"], seconds=float(d.get("seconds", 0.0)), error=d.get("error"))
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"malformed expert record ({type(e).__name__}: {e})") from None
+
+
+def _cache_path(task: Task, tag: str, root: str | None) -> str:
+    key = hashlib.sha1(json.dumps([task.id, task.goal, tag], sort_keys=True).encode()).hexdigest()[:20]
+    return os.path.join(root or cache_dir("experts"), f"{task.env}-{tag}", f"{key}.json")
+
+
+def _play(env, task: Task, choose, max_steps: int, source: str) -> ExpertRecord:
+    t0 = time.perf_counter()
+    obs, info = env.reset(task)
+    steps: list[tuple[str, str]] = []
+    done, error = False, None
+    while not done and len(steps) < max_steps:
+        action = choose(info, len(steps))
+        if action is None:
+            error = "expert has no action left before the game was won"
+            break
+        if action not in info["admissible_commands"]:
+            error = f"expert action {action!r} not admissible at step {len(steps)}"
+        new_obs, _, done, info = env.step(action)
+        steps.append((obs, action))
+        obs = new_obs
+    return ExpertRecord(task.id, task.goal, steps, obs, bool(info["won"]), source,
+                        time.perf_counter() - t0, error)
+
+
+def alfworld_expert(task: Task, logic: str = "wheel", max_steps: int = 60, use_cache: bool = True,
+                    root: str | None = None, env=None) -> ExpertRecord:
+    """Planner expert for one ALFWorld task (cached). ``env`` may be a reused
+    ``AlfWorldEnv(expert_plan=True)``; otherwise one is built and closed here."""
+    from skillax.agents.envs.alfworld import AlfWorldEnv
+
+    path = _cache_path(task, f"planner-{logic}", root)
+    if use_cache and os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            return ExpertRecord.from_dict(json.load(f))
+    own = env is None
+    env = env or AlfWorldEnv(max_steps=max_steps, logic=logic, expert_plan=True)
+    try:
+        rec = _play(env, task, lambda info, t: (info.get("expert_plan") or [None])[0], max_steps,
+                    f"alfworld-planner-{logic}")
+    finally:
+        if own:
+            env.close()
+    if use_cache and rec.error is None:
+        atomic_write_text(path, json.dumps(rec.to_dict()))
+    return rec
+
+
+def textworld_expert(task: Task, env=None) -> ExpertRecord:
+    """Replay the walkthrough stored in ``task.payload["walkthrough"]`` (cheap; not cached)."""
+    from skillax.agents.envs.textworld_env import TextWorldEnv
+
+    walk = list(task.payload.get("walkthrough") or [])
+    if not walk:
+        raise ValueError(f"task {task.id!r} has no walkthrough in its payload")
+    own = env is None
+    env = env or TextWorldEnv(max_steps=max(len(walk), 1))
+    try:
+        return _play(env, task, lambda info, t: walk[t] if t < len(walk) else None, len(walk),
+                     "textworld-walkthrough")
+    finally:
+        if own:
+            env.close()
+
+
+def expert_trajectory(task: Task, **kwargs: Any) -> ExpertRecord:
+    """Expert episode for any supported task (dispatch on ``task.env``). Raises ValueError
+    for an environment without an expert."""
+    if task.env == "alfworld":
+        return alfworld_expert(task, **kwargs)
+    if task.env == "textworld":
+        return textworld_expert(task, **kwargs)
+    raise ValueError(f"no expert for environment {task.env!r} (task {task.id!r})")

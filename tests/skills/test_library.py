@@ -1,0 +1,164 @@
+"""Skill1 library: EMA, admission, merge, eviction, SQLite persistence, export."""
+import math
+import sqlite3
+
+import numpy as np
+import pytest
+
+from skillax.skills.lenient import read_skill_md
+from skillax.skills.library import (
+    LibraryError, LibrarySchemaError, SkillLibrary, eviction_score,
+)
+from skillax.skills.parsers import Distil, parse_distil
+from skillax.skills.skill_md import parse_skill_md
+
+LESSON = Distil((), True, "Heat the apple in the microwave, not on the stove.", "", "Heating food items")
+
+
+def test_ema_hand_worked():
+    lib = SkillLibrary(":memory:")
+    a = lib.add("heat an apple", "Heating", "s1", step=0).id
+    assert lib.get(a).utility == 0.5 and lib.get(a).count == 1
+    assert lib.update_utilities([a], 1.0) == {a: pytest.approx(0.525, abs=1e-15)}
+    assert lib.update_utilities([a, a], 0.0) == {a: pytest.approx(0.49875, abs=1e-15)}  # dup once
+    assert lib.get(a).count == 3
+    assert lib.update_utilities([a, 999], 1.0) == {a: pytest.approx(0.95 * 0.49875 + 0.05)}
+
+
+def test_ema_updates_are_row_updates(tmp_path):
+    lib = SkillLibrary(tmp_path / "lib.db")
+    ids = [lib.add(f"s{i}", "", f"strategy {i}", step=0).id for i in range(5)]
+    before = lib.conn.total_changes
+    lib.update_utilities(ids[:2], 1.0)
+    assert lib.conn.total_changes - before == 2
+    assert lib.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_eviction_scores():
+    assert eviction_score(0.5, 1) == 0.5                        # log2(1 + 1) = 1
+    assert eviction_score(0.5, 1, "paper_log_n") == 0.0          # ln(1) = 0
+    assert eviction_score(0.6, 3) == pytest.approx(0.6 * 2.0)
+    assert eviction_score(0.6, 3, "paper_log_n") == pytest.approx(0.6 * math.log(3))
+    with pytest.raises(ValueError, match="eviction must be one of"):
+        eviction_score(0.5, 1, "lru")
+
+
+@pytest.mark.parametrize("eviction,expected_victim", [("log2_n_plus_1", "A"), ("paper_log_n", "B")])
+def test_eviction_order_at_capacity(eviction, expected_victim):
+    lib = SkillLibrary(":memory:", capacity=3, eviction=eviction)
+    ids = {k: lib.add(f"scenario {k}", "", f"strategy {k}", step=0).id for k in "ABC"}
+    for _ in range(40):                                   # A: retrieved 40 times, always failed
+        lib.update_utilities([ids["A"]], 0.0)
+    u_a = 0.5 * 0.95 ** 40                                # 0.064256, n = 41
+    assert lib.get(ids["A"]).utility == pytest.approx(u_a)
+    # released: A = u_a*log2(42) = 0.3465 < B = C = 0.5*log2(2) = 0.5  -> A goes first
+    # paper:    A = u_a*ln(41)  = 0.2386 > B = C = 0.5*ln(1)   = 0    -> B (older of B, C)
+    order = lib.eviction_order()
+    assert order[0] == ids[expected_victim]
+    adm = lib.add("scenario D", "", "strategy D", step=1)
+    assert adm.status == "inserted" and adm.evicted == (ids[expected_victim],)
+    assert len(lib) == 3 and ids[expected_victim] not in lib
+    assert adm.id == 4  # AUTOINCREMENT: ids are never reused
+
+
+def _toy_embed(texts):
+    table = {"heat an apple": [1.0, 0.0], "heat a red apple": [0.9, math.sqrt(1 - 0.81)],
+             "cool an apple": [0.8, 0.6]}
+    return np.array([table[t] for t in texts])
+
+
+def test_merge_rule():
+    lib = SkillLibrary(":memory:", embed_fn=_toy_embed)
+    a = lib.add("heat an apple", "Heating", "use microwave", step=0)
+    m = lib.add("heat a red apple", "Heating", "use microwave", step=1)       # same strategy, cos .9
+    assert m.status == "merged" and m.id == a.id and m.cosine == pytest.approx(0.9)
+    assert lib.get(a.id).merges == 1 and lib.get(a.id).count == 1 and len(lib) == 1
+    assert lib.add("cool an apple", "Heating", "use microwave", step=2).status == "inserted"   # cos .8
+    assert lib.add("heat an apple", "Heating", "use the stove", step=3).status == "inserted"   # strategy differs
+    assert len(lib) == 3
+    plain = SkillLibrary(":memory:")  # no embed_fn: only identical scenario text merges
+    plain.add("x", "", "s", step=0)
+    assert plain.add("x", "", "s", step=0).status == "merged"
+    assert plain.add("y", "", "s", step=0).status == "inserted"
+
+
+def test_admission():
+    lib = SkillLibrary(":memory:")
+    assert lib.admit(LESSON, 0.0, "heat an apple", step=0).reason == "task not solved (r=0); not admitted"
+    bad = parse_distil("no json here")
+    assert lib.admit(bad, 1.0, "heat an apple", step=0).reason.startswith("invalid distil JSON: no JSON")
+    trivial = Distil((), True, "none", "N/A.", "x")
+    assert lib.admit(trivial, 1.0, "heat", step=0).reason.startswith("trivial lesson")
+    ok = lib.admit(LESSON, 1.0, "  heat an apple ", step=7, attempt_type="retry")
+    assert ok.admitted and len(lib) == 1
+    rec = lib.get(ok.id)
+    assert (rec.scenario, rec.description_head, rec.created_step, rec.attempt_type) == \
+        ("heat an apple", "Heating food items", 7, "retry")
+    assert rec.strategy == "Action lesson: Heat the apple in the microwave, not on the stove."
+    assert lib.retrieval_texts() == {ok.id: "Heating food items"}
+
+
+def test_restart_reproduces_state(tmp_path):
+    path = tmp_path / "lib.db"
+    with SkillLibrary(path, capacity=10) as lib:
+        ids = [lib.add(f"s{i}", f"h{i}", f"st{i}", step=i).id for i in range(4)]
+        lib.update_utilities(ids[:3], 1.0)
+        lib.update_utilities(ids[1:], 0.0)
+        state = lib.records()
+    with SkillLibrary(path, capacity=10) as again:
+        assert again.records() == state
+        assert again.add("s9", "", "st9", step=9).id == 5
+
+
+def test_state_bytes_and_snapshot(tmp_path):
+    lib = SkillLibrary(tmp_path / "a.db")
+    for i in range(3):
+        lib.add(f"s{i}", "", f"st{i}", step=i)
+    lib.update_utilities([1, 3], 1.0)
+    data = lib.state_bytes()
+    copy = SkillLibrary.from_bytes(data, tmp_path / "b.db")
+    assert copy.records() == lib.records()
+    assert copy.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    lib.snapshot_to(tmp_path / "c.db")
+    assert SkillLibrary(tmp_path / "c.db").records() == lib.records()
+    with pytest.raises(LibraryError, match="library bytes is not a usable SQLite database"):
+        SkillLibrary.from_bytes(b"garbage" * 100, tmp_path / "d.db")
+
+
+def test_foreign_files_rejected(tmp_path):
+    lib = SkillLibrary(tmp_path / "v.db")
+    with lib.conn:
+        lib.conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    lib.close()
+    with pytest.raises(LibrarySchemaError, match="schema_version 99; this skillax reads schema_version 1"):
+        SkillLibrary(tmp_path / "v.db")
+    other = sqlite3.connect(tmp_path / "o.db")
+    other.execute("CREATE TABLE t(x)")
+    other.commit()
+    other.close()
+    with pytest.raises(LibraryError, match="not a skillax skill library"):
+        SkillLibrary(tmp_path / "o.db")
+    (tmp_path / "g.db").write_bytes(b"this is not sqlite at all" * 50)
+    with pytest.raises(LibraryError, match="not a usable SQLite database"):
+        SkillLibrary(tmp_path / "g.db")
+    with pytest.raises(ValueError, match="eviction must be one of"):
+        SkillLibrary(":memory:", eviction="lru")
+
+
+def test_export_skill_md_readable_back(tmp_path):
+    lib = SkillLibrary(":memory:", capacity=2)
+    lib.admit(LESSON, 1.0, "heat an apple\r\nin the kitchen\x07", step=0)
+    lib.add("cool a pan", "", "Action lesson: fridge.", step=1)
+    out = tmp_path / "export"
+    assert lib.export_skill_md(out) == ["skill-1", "skill-2"]
+    d1 = parse_skill_md((out / "skill-1" / "SKILL.md").read_text())
+    assert d1.description == "Heating food items"
+    assert d1.body == ("## Scenario\n\nheat an apple\nin the kitchen\n\n## Strategy\n\n"
+                       "Action lesson: Heat the apple in the microwave, not on the stove.\n")
+    assert d1.metadata == {"library-id": 1, "utility": 0.5, "count": 1, "created-step": 0,
+                           "attempt-type": "success", "merges": 0}
+    assert parse_skill_md((out / "skill-2" / "SKILL.md").read_text()).description == "cool a pan"
+    lib.add("third", "", "x", step=2)                    # evicts skill-1 (oldest of equal scores)
+    assert lib.export_skill_md(out) == ["skill-2", "skill-3"]
+    assert sorted(p.name for p in out.iterdir()) == ["skill-2", "skill-3"]
+    assert read_skill_md((out / "skill-3" / "SKILL.md").read_text()).warnings == ()

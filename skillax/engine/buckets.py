@@ -1,0 +1,64 @@
+"""Shape buckets: round batch, prompt length and new-token count up to a few sizes.
+
+Every distinct (batch, chunk length, new tokens, cache length) tuple is one compiled program,
+so an RL run with varied prompt and response lengths compiles only a handful of programs
+(PITFALLS 15). Padded rows are masked out (inactive from the first step); padded prompt
+positions are left padding marked invalid. Default sizes are powers of two.
+"""
+
+from __future__ import annotations
+
+import bisect
+import dataclasses
+
+
+def powers_of_two(lo: int, hi: int) -> tuple[int, ...]:
+    """(lo, 2 lo, 4 lo, ..., >= hi); lo, hi > 0."""
+    out, x = [], lo
+    while True:
+        out.append(x)
+        if x >= hi:
+            return tuple(out)
+        x *= 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Buckets:
+    """Allowed sizes per axis (sorted ascending).
+
+    Attributes:
+      batch: rows per call (prompts x n, or a continuation's rows).
+      prompt: prefill chunk length (a prompt, or a continuation's new tokens + the pending one).
+      new_tokens: size of the output buffers / decode steps at most.
+      cache: KV cache lengths (slots); a fresh call uses the smallest >= chunk + new tokens.
+    """
+
+    batch: tuple[int, ...] = powers_of_two(1, 1024)
+    prompt: tuple[int, ...] = powers_of_two(16, 1 << 17)
+    new_tokens: tuple[int, ...] = powers_of_two(16, 1 << 16)
+    cache: tuple[int, ...] = powers_of_two(64, 1 << 18)
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            v = tuple(int(x) for x in getattr(self, f.name))
+            if not v or any(x <= 0 for x in v) or list(v) != sorted(set(v)):
+                raise ValueError(f"buckets.{f.name} must be positive, strictly increasing: {v}")
+            object.__setattr__(self, f.name, v)
+
+    def pick(self, axis: str, n: int) -> int:
+        """Smallest size of ``axis`` that is >= n. Raises ValueError when none is."""
+        sizes = getattr(self, axis)
+        i = bisect.bisect_left(sizes, n)
+        if i == len(sizes):
+            raise ValueError(f"{axis} size {n} exceeds the largest bucket {sizes[-1]}")
+        return sizes[i]
+
+    def cache_len(self, need: int, max_len: int) -> int:
+        """Cache slots for ``need`` slots: the smallest cache bucket >= need, capped at max_len.
+
+        Raises ValueError when need > max_len.
+        """
+        if need > max_len:
+            raise ValueError(f"need {need} cache slots but the sampler's max_len is {max_len}")
+        i = bisect.bisect_left(self.cache, need)
+        return min(self.cache[i], max_len) if i < len(self.cache) else max_len

@@ -1,0 +1,203 @@
+"""The device program: prefill one (left-padded) chunk into the KV cache, then decode.
+
+One jitted function per shape bucket does both: ``forward`` over the chunk (all rows' last
+chunk token sits at the same slot, so one ``hidden[:, -1]`` gives every row's next-token
+logits), then a ``lax.while_loop`` that feeds the previous token, samples the next one and
+updates the stop state, until every row is done or ``n_new`` tokens were produced (early
+exit; no Python per token). The cache is donated in and returned.
+
+Slot bookkeeping (``KVCache`` contract): the chunk occupies slots ``base .. base+T-1``;
+completion token ``j`` is fed at slot ``base + T + j`` during step ``j + 1``. The last token
+a row samples (its stop token, or the one that hit the length limit) is never fed: it is the
+row's *pending* token, which a continuation prefills first. Rows that are done feed with
+``valid=False``, so their slots stay invalid.
+
+Keys: row r uses ``fold_in(fold_in(key(seed), step), r)``; token t of continuation turn u
+uses ``fold_in(fold_in(row_key, u), t)`` (u = 0 for a fresh call).
+"""
+
+from __future__ import annotations
+
+import collections
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from skillax.engine import stops
+from skillax.engine.sampling import sample_tokens
+from skillax.models.kv_cache import KVCache, init_cache
+from skillax.models.transformer import forward, lm_head_weight
+
+#: stop reason codes on device (0 = the row did not run: an inactive / padding row).
+EOS, STOP, LENGTH = 1, 2, 3
+REASONS = {0: "skipped", EOS: "eos", STOP: "stop", LENGTH: "length"}
+
+
+class StepInputs(NamedTuple):
+    """Per-call arrays of the program (host numpy in, all traced; shapes are the bucket's).
+
+    tokens/valid/positions: (B, T) chunk, left-padded; cut_from: (B,) int32, slots >= it are
+    invalidated first (host stop-string cuts of the previous turn); active: (B,) bool rows that
+    sample; max_new: (B,) int32; next_pos: (B,) int32 position of completion token 0;
+    row_ids: (B,) int32; seed () uint32; step, turn () int32; temperature () f32; top_k () int32;
+    top_p () f32; eos_ids, stop_ids (E,) int32 padded -1; pad_id () int32; stop_bytes (NS, M)
+    int32; stop_lens (NS,) int32; tok_bytes (V, W) uint8; tok_lens (V,) int32.
+    """
+
+    tokens: jax.Array
+    valid: jax.Array
+    positions: jax.Array
+    cut_from: jax.Array
+    active: jax.Array
+    max_new: jax.Array
+    next_pos: jax.Array
+    row_ids: jax.Array
+    seed: jax.Array
+    step: jax.Array
+    turn: jax.Array
+    temperature: jax.Array
+    top_k: jax.Array
+    top_p: jax.Array
+    eos_ids: jax.Array
+    stop_ids: jax.Array
+    pad_id: jax.Array
+    stop_bytes: jax.Array
+    stop_lens: jax.Array
+    tok_bytes: jax.Array
+    tok_lens: jax.Array
+
+
+class _Loop(NamedTuple):
+    t: jax.Array          # () int32, index of the next token to sample
+    done: jax.Array       # (B,) bool
+    reason: jax.Array     # (B,) int32 (0 while running)
+    length: jax.Array     # (B,) int32 tokens kept so far
+    tail: jax.Array       # (B, Lb) int32 last bytes of the completion (stop strings)
+    out_tok: jax.Array    # (B, N) int32
+    out_lp: jax.Array     # (B, N) fp32
+    cache: KVCache
+    logits: jax.Array     # (B, V) fp32 next-token logits
+
+
+def _head_logits(params, cfg, h, dtype):
+    """h (B, D) -> (B, V) fp32 with operands in the compute dtype (bf16 x bf16 -> fp32)."""
+    w = lm_head_weight(params, cfg)
+    return jnp.einsum("bd,dv->bv", h.astype(dtype), w.astype(dtype),
+                      preferred_element_type=jnp.float32)
+
+
+def _record(x: StepInputs, st: _Loop, tok, lp, use_stop_strings: bool) -> _Loop:
+    """Write token ``st.t`` for rows still running and update done / reason / length."""
+    t = st.t
+    alive = ~st.done
+    tok = jnp.where(alive, tok, x.pad_id)
+    lp = jnp.where(alive, lp, 0.0)
+    out_tok = jax.lax.dynamic_update_index_in_dim(st.out_tok, tok, t, axis=1)
+    out_lp = jax.lax.dynamic_update_index_in_dim(st.out_lp, lp, t, axis=1)
+    is_eos = jnp.any(tok[:, None] == x.eos_ids[None, :], axis=-1)
+    is_stop = jnp.any(tok[:, None] == x.stop_ids[None, :], axis=-1)
+    tail = st.tail
+    if use_stop_strings:
+        nb = x.tok_lens[tok]
+        new_tail = stops.append_bytes(tail, x.tok_bytes[tok], nb)
+        is_stop = is_stop | stops.match_stops(new_tail, nb, x.stop_bytes, x.stop_lens)
+        tail = jnp.where(alive[:, None], new_tail, tail)
+    at_limit = t + 1 >= x.max_new
+    why = jnp.where(is_eos, EOS, jnp.where(is_stop, STOP, jnp.where(at_limit, LENGTH, 0)))
+    return _Loop(
+        t=t + 1,
+        done=st.done | (alive & (why > 0)),
+        reason=jnp.where(alive, why, st.reason),
+        length=jnp.where(alive, t + 1, st.length),
+        tail=tail, out_tok=out_tok, out_lp=out_lp, cache=st.cache, logits=st.logits)
+
+
+def run_program(params, cache: KVCache, x: StepInputs, *, cfg, n_new: int, dtype,
+                use_stop_strings: bool):
+    """Prefill ``x.tokens`` into ``cache`` and decode up to ``n_new`` tokens per row.
+
+    Returns (out, cache): out = dict(tokens (B, n_new) int32, logprobs (B, n_new) fp32,
+    lengths (B,) int32, reason (B,) int32 codes, steps () int32 tokens sampled by the longest
+    row), and the cache with ``index`` after the last fed token.
+    """
+    B = x.tokens.shape[0]
+    S = cache.max_len
+    cache = cache._replace(
+        slot_valid=cache.slot_valid & (jnp.arange(S)[None, :] < x.cut_from[:, None]))
+    base = jax.random.key(x.seed)
+    row_keys = jax.vmap(lambda r: jax.random.fold_in(
+        jax.random.fold_in(jax.random.fold_in(base, x.step), r), x.turn))(x.row_ids)
+
+    def sample(logits, t):
+        keys = jax.vmap(lambda k: jax.random.fold_in(k, t))(row_keys)
+        return sample_tokens(keys, logits, x.temperature, x.top_k, x.top_p)
+
+    hidden, cache = forward(params, cfg, x.tokens, x.positions, x.valid, cache, dtype=dtype)
+    tail = stops.init_tail(B, x.tok_bytes.shape[1], x.stop_bytes.shape[1])
+    st = _Loop(t=jnp.zeros((), jnp.int32), done=~x.active,
+               reason=jnp.zeros((B,), jnp.int32), length=jnp.zeros((B,), jnp.int32), tail=tail,
+               out_tok=jnp.full((B, n_new), x.pad_id, jnp.int32),
+               out_lp=jnp.zeros((B, n_new), jnp.float32), cache=cache,
+               logits=_head_logits(params, cfg, hidden[:, -1], dtype))
+
+    def cond(st: _Loop):
+        return (st.t < n_new) & jnp.any(~st.done)
+
+    def feed(st: _Loop):
+        """Feed the token just sampled (rows still running) and compute the next logits."""
+        tok = jax.lax.dynamic_index_in_dim(st.out_tok, st.t - 1, axis=1, keepdims=False)
+        pos = x.next_pos + st.t - 1
+        hidden, cache = forward(params, cfg, tok[:, None], pos[:, None], ~st.done[:, None],
+                                st.cache, dtype=dtype)
+        return st._replace(cache=cache, logits=_head_logits(params, cfg, hidden[:, 0], dtype))
+
+    def body(st: _Loop):
+        tok, lp = sample(st.logits, st.t)
+        st = _record(x, st, tok, lp, use_stop_strings)
+        # skip the forward once every row is done (it would only feed invalid slots)
+        return jax.lax.cond(cond(st), feed, lambda s: s, st)
+
+    st = jax.lax.while_loop(cond, body, st)
+    out = dict(tokens=st.out_tok, logprobs=st.out_lp, lengths=st.length, reason=st.reason,
+               steps=st.t)
+    return out, st.cache
+
+
+class Programs:
+    """The jitted functions of one sampler, with a per-function trace (= compile) counter.
+
+    ``counts[name]`` increases each time jax traces ``name`` for a new shape / static
+    configuration, i.e. on every jit cache miss (each miss is followed by one compile).
+    """
+
+    def __init__(self, cfg, dtype):
+        self.cfg = cfg
+        self.dtype = jnp.dtype(dtype)
+        self.counts: collections.Counter = collections.Counter()
+        self.run = jax.jit(self._run, static_argnames=("n_new", "use_stop_strings"),
+                           donate_argnames=("cache",))
+        self.new_cache = jax.jit(self._new_cache, static_argnames=("batch", "length"))
+        self.grow = jax.jit(self._grow, static_argnames=("length",), donate_argnames=("cache",))
+
+    def _run(self, params, cache, x, *, n_new, use_stop_strings):
+        self.counts["run"] += 1
+        return run_program(params, cache, x, cfg=self.cfg, n_new=n_new, dtype=self.dtype,
+                           use_stop_strings=use_stop_strings)
+
+    def _new_cache(self, *, batch, length):
+        self.counts["new_cache"] += 1
+        return init_cache(self.cfg, batch, length, self.dtype)
+
+    def _grow(self, cache: KVCache, *, length):
+        """Pad the slot axis of ``cache`` to ``length`` (new slots invalid)."""
+        self.counts["grow"] += 1
+        extra = length - cache.max_len
+        pad5 = ((0, 0), (0, 0), (0, extra), (0, 0), (0, 0))
+        return KVCache(k=jnp.pad(cache.k, pad5), v=jnp.pad(cache.v, pad5),
+                       slot_valid=jnp.pad(cache.slot_valid, ((0, 0), (0, extra))),
+                       index=cache.index)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())

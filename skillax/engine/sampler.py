@@ -1,0 +1,426 @@
+"""Sampler: batched prefill + decode with a KV cache, logprobs, stops and multi-turn continuation.
+
+Host side of the rollout engine (the device program is ``skillax.engine.decode``)::
+
+    sampler = Sampler(cfg, tokenizer, max_len=4096, dtype=jnp.bfloat16)
+    out = sampler.generate(params, prompts, SamplingParams(temperature=1.0, n=8), seed=0, step=3)
+    out.tokens, out.logprobs, out.mask, out.stop_reason, out.lengths   # numpy, one row per sample
+
+    out, state = sampler.generate(params, prompts, sp, seed, step, return_state=True)
+    out2, state = sampler.continue_(state, observation_chunks, params)  # prefills only the new tokens
+
+* Prompts of different lengths are left-padded into one chunk so every row's last prompt token
+  sits at the same slot; positions are ``cumsum(valid) - 1`` per row.
+* Shapes are bucketed (``skillax.engine.buckets``); ``compile_count`` counts jit cache misses.
+* ``params`` is an argument of every call (no copy is made; pass the trainer's current tree).
+* Rows are prompt-major: row ``i * n + g`` is sample g of prompt i (``SampleOutput.group``).
+* Stop handling: ``skillax.engine.stops`` (EOS ids, stop ids, stop strings on device on
+  bytes + a host post-check on decoded text).
+
+Continuation (``continue_``) keeps the cache of the previous call: each row's chunk is
+``[pending token] + new tokens`` (the pending token is the last sampled token, never fed),
+left-padded inside the chunk; cache slots grow to the next cache bucket when needed. The
+result equals re-encoding the whole history from scratch (tested to 1e-5 in fp32).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from skillax.engine import stops
+from skillax.engine.buckets import Buckets
+from skillax.engine.decode import REASONS, Programs, StepInputs
+from skillax.engine.sampling import SamplingParams
+from skillax.models.kv_cache import KVCache
+
+
+@dataclasses.dataclass
+class SampleOutput:
+    """One row per sample (numpy on host). ARCHITECTURE.md "Sampler output".
+
+    tokens (N, max_new) int32 (pad_id after the stop); logprobs (N, max_new) fp32 under the
+    distribution sampled from (0 after the stop); mask (N, max_new) int32, 1 on tokens
+    0..length-1 (the stop token included, exactly once); stop_reason: "eos" | "stop" |
+    "length" ("skipped" only for rows a continuation was told to skip); lengths (N,) int32;
+    group (N,) int32 prompt index of each row; texts: decoded completions (special tokens
+    skipped) when the sampler has a tokenizer; stats: shapes, steps and seconds of the call.
+    """
+
+    tokens: np.ndarray
+    logprobs: np.ndarray
+    mask: np.ndarray
+    stop_reason: list[str]
+    lengths: np.ndarray
+    group: np.ndarray
+    texts: list[str] | None = None
+    stats: dict = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class SamplerState:
+    """A multi-turn session: the KV cache and per-row bookkeeping (rows = the bucket's batch).
+
+    cache: device KVCache (donated into the next call; None once consumed); rows: real rows;
+    index: host copy of ``cache.index``; next_pos (B,): RoPE position of the next token fed;
+    pending (B,) / has_pending (B,): the last sampled token not yet in the cache; cut_from (B,):
+    slots >= it get invalidated by the next call; turn: continuation counter (folded into keys).
+    """
+
+    cache: KVCache | None
+    rows: int
+    index: int
+    next_pos: np.ndarray
+    pending: np.ndarray
+    has_pending: np.ndarray
+    cut_from: np.ndarray
+    turn: int
+    seed: int
+    step: int
+    sampling: SamplingParams
+
+
+def default_eos_ids(cfg, tokenizer) -> tuple[int, ...]:
+    """EOS ids from the model config, the tokenizer, and ``<|im_end|>`` / ``<|endoftext|>``."""
+    ids = set(getattr(cfg, "eos_token_id", ()) or ())
+    if tokenizer is not None:
+        if tokenizer.eos_token_id is not None:
+            ids.add(int(tokenizer.eos_token_id))
+        vocab = tokenizer.get_vocab()
+        for tok in ("<|im_end|>", "<|endoftext|>"):
+            if tok in vocab:
+                ids.add(int(vocab[tok]))
+    return tuple(sorted(ids))
+
+
+class Sampler:
+    """Rollout engine for one model config (see module docstring).
+
+    Args:
+      cfg: ``ModelConfig``.
+      tokenizer: optional HF tokenizer (needed for stop strings, texts and ``generate_text``).
+      max_len: the most cache slots a call or session may use (prompt + completion(s)).
+      dtype: compute and KV-cache dtype (pass params already in it: on CPU a per-step cast of
+        the weights costs more than the step).
+      buckets: shape buckets.
+      max_ids: capacity of the EOS and stop-token id lists; max_stop_strings / max_stop_bytes:
+        capacity of the stop-string table.
+    """
+
+    def __init__(self, cfg, tokenizer=None, max_len: int = 4096, dtype=jnp.bfloat16,
+                 buckets: Buckets | None = None, *, max_ids: int = 8, max_stop_strings: int = 8,
+                 max_stop_bytes: int = 32):
+        if max_len <= 1:
+            raise ValueError(f"max_len must be > 1, got {max_len}")
+        self.cfg = cfg
+        self.tokenizer = tokenizer
+        self.max_len = int(max_len)
+        self.dtype = jnp.dtype(dtype)
+        self.buckets = buckets or Buckets()
+        self.max_ids = max_ids
+        self.max_stop_strings = max_stop_strings
+        self.max_stop_bytes = max_stop_bytes
+        self.programs = Programs(cfg, self.dtype)
+        self.default_eos = default_eos_ids(cfg, tokenizer)
+        self._byte_table = None  # device (tok_bytes, tok_lens), built on first stop-string use
+
+    # ------------------------------------------------------------------ public API
+    @property
+    def compile_count(self) -> int:
+        """Number of jit cache misses (= compilations) of this sampler's programs so far."""
+        return self.programs.total
+
+    def generate(self, params, prompts: Sequence[Sequence[int]], sampling: SamplingParams | None = None,
+                 seed: int = 0, step: int = 0, *, return_state: bool = False, reserve: int = 0):
+        """Sample ``sampling.n`` completions per prompt.
+
+        Args:
+          params: the model's params tree (used as is, no copy).
+          prompts: P non-empty token-id lists.
+          sampling: ``SamplingParams`` (default: temperature 1, 256 new tokens).
+          seed, step: row r's key is ``fold_in(fold_in(key(seed), step), r)``.
+          return_state: also return a ``SamplerState`` for ``continue_``.
+          reserve: extra cache slots to allocate now for later turns (avoids a grow copy).
+        Returns:
+          ``SampleOutput`` with N = P * n rows, or ``(SampleOutput, SamplerState)``.
+        Raises:
+          ValueError: empty prompts, bad token ids, prompt + max_new_tokens > max_len, stop
+            strings without a tokenizer -- all before anything is compiled.
+        """
+        sp = sampling or SamplingParams()
+        prompts = [self._check_ids(p, f"prompts[{i}]") for i, p in enumerate(prompts)]
+        if not prompts:
+            raise ValueError("prompts is empty")
+        for i, p in enumerate(prompts):
+            if not p:
+                raise ValueError(f"prompts[{i}] is empty (a prompt needs at least one token)")
+        longest = max(len(p) for p in prompts)
+        if longest + sp.max_new_tokens + reserve > self.max_len:
+            raise ValueError(
+                f"prompt of {longest} tokens + max_new_tokens {sp.max_new_tokens} + reserve "
+                f"{reserve} exceeds the sampler's max_len {self.max_len}")
+        rows = [p for p in prompts for _ in range(sp.n)]
+        N = len(rows)
+        B = self.buckets.pick("batch", N)
+        T, n_new = self._chunk_and_new(longest, sp.max_new_tokens, reserve)
+        S = self.buckets.cache_len(T + n_new + reserve, self.max_len)
+        consts = self._consts(sp)  # validates stop settings before compiling
+        cache = self.programs.new_cache(batch=B, length=S)
+        state = SamplerState(
+            cache=cache, rows=N, index=0, next_pos=np.zeros(B, np.int32),
+            pending=np.zeros(B, np.int32), has_pending=np.zeros(B, bool),
+            cut_from=np.full(B, S, np.int32), turn=0, seed=seed, step=step, sampling=sp)
+        chunks = rows + [None] * (B - N)
+        out, state = self._call(params, state, chunks, sp, consts, T, n_new, seed, step, turn=0)
+        out.group = np.repeat(np.arange(len(prompts), dtype=np.int32), sp.n)
+        if not return_state:
+            state.cache = None
+            return out
+        return out, state
+
+    def continue_(self, state: SamplerState, new_token_chunks: Sequence[Sequence[int] | None],
+                  params, sampling: SamplingParams | None = None, seed: int | None = None,
+                  step: int | None = None):
+        """Append new tokens to each row's history and sample again (multi-turn).
+
+        Args:
+          state: from ``generate(..., return_state=True)`` or a previous ``continue_``; its
+            cache is donated (the old state cannot be used again).
+          new_token_chunks: one entry per row: the new tokens (e.g. an environment observation
+            plus the next assistant header), or None to skip the row this turn (its output row
+            is empty with reason "skipped"). The row's pending token (its last sampled token)
+            is prefilled first automatically.
+          params: current weights.
+          sampling: default the state's (with n=1); ``n`` must be 1.
+          seed, step: default the state's; the turn counter is folded into every key.
+        Returns:
+          (SampleOutput with ``state.rows`` rows, new SamplerState).
+        Raises:
+          ValueError: consumed state, wrong number of rows, empty chunk with nothing pending,
+            history longer than max_len -- before anything is compiled.
+        """
+        if state.cache is None:
+            raise ValueError("this SamplerState was consumed (its cache was donated to a later call)")
+        sp = sampling or dataclasses.replace(state.sampling, n=1)
+        if sp.n != 1:
+            raise ValueError("continue_ samples one continuation per row; use n=1")
+        if len(new_token_chunks) != state.rows:
+            raise ValueError(f"got {len(new_token_chunks)} chunks for a state of {state.rows} rows")
+        B = len(state.next_pos)
+        chunks: list[list[int] | None] = []
+        for i, c in enumerate(list(new_token_chunks) + [None] * (B - state.rows)):
+            if c is None:
+                chunks.append(None)
+                continue
+            c = self._check_ids(c, f"new_token_chunks[{i}]")
+            if state.has_pending[i]:
+                c = [int(state.pending[i])] + c
+            if not c:
+                raise ValueError(f"new_token_chunks[{i}] is empty and the row has no pending token")
+            chunks.append(c)
+        if all(c is None for c in chunks):
+            raise ValueError("every row was skipped (all chunks are None)")
+        longest = max(len(c) for c in chunks if c is not None)
+        T, n_new = self._chunk_and_new(longest, sp.max_new_tokens, 0)
+        need = state.index + T + n_new
+        if need > self.max_len:
+            raise ValueError(f"the session needs {need} cache slots (history {state.index} + chunk "
+                             f"{T} + new {n_new}) but max_len is {self.max_len}")
+        consts = self._consts(sp)
+        if need > state.cache.max_len:
+            S = self.buckets.cache_len(need, self.max_len)
+            state = dataclasses.replace(state, cache=self.programs.grow(state.cache, length=S))
+        seed = state.seed if seed is None else seed
+        step = state.step if step is None else step
+        old = state
+        out, state = self._call(params, state, chunks, sp, consts, T, n_new, seed, step,
+                                turn=state.turn + 1)
+        old.cache = None
+        out.group = np.arange(state.rows, dtype=np.int32)
+        return out, state
+
+    def generate_text(self, params, tokenizer, conversations: Sequence[Sequence[dict]],
+                      sampling: SamplingParams | None = None, seed: int = 0, step: int = 0, *,
+                      enable_thinking: bool = False, tools=None) -> SampleOutput:
+        """Chat convenience: render each conversation with the chat template, sample, decode.
+
+        Args:
+          tokenizer: the sampler's tokenizer (None = use it); a sampler built without one
+            adopts this one (its EOS ids join the defaults).
+          conversations: lists of ``{"role", "content"}`` messages (``skillax.tokenizers.chat``).
+          enable_thinking, tools: passed to the chat template.
+        Returns:
+          ``SampleOutput`` whose ``texts`` hold the N = len(conversations) * n completions
+          (special tokens skipped).
+        Raises:
+          ValueError: no tokenizer, or one different from the sampler's.
+        """
+        tok = tokenizer if tokenizer is not None else self.tokenizer
+        if tok is None:
+            raise ValueError("generate_text needs a tokenizer")
+        if self.tokenizer is None:
+            self.tokenizer, self.default_eos = tok, default_eos_ids(self.cfg, tok)
+        elif tok is not self.tokenizer:
+            raise ValueError("generate_text got a tokenizer different from the sampler's")
+        prompts = [encode_conversation(tok, c, enable_thinking, tools) for c in conversations]
+        return self.generate(params, prompts, sampling, seed, step)
+
+    # ------------------------------------------------------------------ internals
+    def _check_ids(self, ids, what: str) -> list[int]:
+        try:
+            ids = [int(t) for t in ids]
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{what} must be a list of token ids: {e}") from None
+        bad = [t for t in ids if not 0 <= t < self.cfg.vocab_size]
+        if bad:
+            raise ValueError(f"{what} has token ids outside [0, {self.cfg.vocab_size}): {bad[:5]}")
+        return ids
+
+    def _chunk_and_new(self, longest: int, max_new: int, reserve: int) -> tuple[int, int]:
+        """Bucketed chunk length T >= longest and output size n_new >= max_new, clipped so
+        that T + n_new + reserve <= max_len (the caller checked the unbucketed sum fits)."""
+        T = self.buckets.pick("prompt", longest) if longest <= self.buckets.prompt[-1] else longest
+        n_new = self.buckets.pick("new_tokens", max_new) if max_new <= self.buckets.new_tokens[-1] else max_new
+        room = self.max_len - reserve
+        if T + n_new > room:
+            n_new = max(max_new, room - T)
+            T = room - n_new if T + n_new > room else T
+        return T, n_new
+
+    def _consts(self, sp: SamplingParams) -> dict:
+        """Device-side stop tables for ``sp`` (raises ValueError on unsupported settings)."""
+        eos = self.default_eos if sp.eos_ids is None else tuple(sp.eos_ids)
+        pad = sp.pad_id if sp.pad_id is not None else (eos[0] if eos else 0)
+        use_strings = bool(sp.stop_strings)
+        if use_strings:
+            if self.tokenizer is None:
+                raise ValueError("stop_strings need a tokenizer (Sampler(tokenizer=...))")
+            sb, sl = stops.encode_stop_strings(list(sp.stop_strings), self.max_stop_strings,
+                                               self.max_stop_bytes)
+            if self._byte_table is None:
+                tb, tl = stops.token_byte_table(self.tokenizer, self.cfg.vocab_size)
+                self._byte_table = (jax.device_put(tb), jax.device_put(tl))
+            tb, tl = self._byte_table
+        else:
+            sb, sl = np.full((1, 1), -2, np.int32), np.zeros((1,), np.int32)
+            tb, tl = np.zeros((1, 1), np.uint8), np.zeros((1,), np.int32)
+        return dict(eos_ids=stops.pad_ids(eos, self.max_ids),
+                    stop_ids=stops.pad_ids(sp.stop_token_ids, self.max_ids),
+                    pad_id=np.int32(pad), stop_bytes=sb, stop_lens=sl, tok_bytes=tb, tok_lens=tl,
+                    use_strings=use_strings)
+
+    def _call(self, params, state: SamplerState, chunks, sp: SamplingParams, consts, T: int,
+              n_new: int, seed: int, step: int, turn: int):
+        """Pack the chunk, run the program, unpack outputs and the next state."""
+        B = len(chunks)
+        tokens = np.full((B, T), consts["pad_id"], np.int32)
+        valid = np.zeros((B, T), bool)
+        for b, c in enumerate(chunks):
+            if c is not None:
+                tokens[b, T - len(c):] = c
+                valid[b, T - len(c):] = True
+        active = np.array([c is not None for c in chunks])
+        positions = state.next_pos[:, None] + np.maximum(np.cumsum(valid, axis=1) - 1, 0)
+        chunk_len = valid.sum(1).astype(np.int32)
+        next_pos = (state.next_pos + chunk_len).astype(np.int32)
+        x = StepInputs(
+            tokens=tokens, valid=valid, positions=positions.astype(np.int32),
+            cut_from=state.cut_from.astype(np.int32), active=active,
+            max_new=np.full(B, sp.max_new_tokens, np.int32), next_pos=next_pos,
+            row_ids=np.arange(B, dtype=np.int32), seed=np.uint32(seed), step=np.int32(step),
+            turn=np.int32(turn), temperature=np.float32(sp.temperature),
+            top_k=np.int32(sp.top_k), top_p=np.float32(sp.top_p), eos_ids=consts["eos_ids"],
+            stop_ids=consts["stop_ids"], pad_id=consts["pad_id"], stop_bytes=consts["stop_bytes"],
+            stop_lens=consts["stop_lens"], tok_bytes=consts["tok_bytes"],
+            tok_lens=consts["tok_lens"])
+        t0 = time.perf_counter()
+        dev, cache = self.programs.run(params, state.cache, x, n_new=n_new,
+                                       use_stop_strings=consts["use_strings"])
+        dev = jax.device_get(dev)
+        seconds = time.perf_counter() - t0
+        N, M = state.rows, sp.max_new_tokens
+        toks = np.array(dev["tokens"][:, :M], np.int32)
+        lps = np.array(dev["logprobs"][:, :M], np.float32)
+        lengths = np.array(dev["lengths"], np.int32)
+        reasons = [REASONS[int(r)] for r in dev["reason"]]
+        S = cache.max_len
+        cut_from = np.full(B, S, np.int32)
+        base = state.index + T  # slot of completion token 0
+        if consts["use_strings"]:
+            for b in range(N):
+                if not active[b] or lengths[b] == 0:
+                    continue
+                cut = stops.host_stop_cut(self.tokenizer, toks[b, :lengths[b]], sp.stop_strings)
+                if cut is not None and cut < lengths[b]:
+                    lengths[b], reasons[b] = cut, "stop"
+                    cut_from[b] = base + cut
+        kept = np.arange(M)[None, :] < lengths[:, None]
+        toks = np.where(kept, toks, consts["pad_id"]).astype(np.int32)
+        lps = np.where(kept, lps, 0.0).astype(np.float32)
+        # next state: a row that ran has its last kept token pending unless a host cut left it
+        # already in the cache (then the slots after it are invalidated next call).
+        ran = active & (lengths > 0)
+        cut_rows = cut_from < S
+        last = toks[np.arange(B), np.maximum(lengths - 1, 0)]
+        new_state = SamplerState(
+            cache=cache, rows=N, index=base + int(dev["steps"]) - 1,
+            next_pos=np.where(ran, next_pos + lengths - np.where(cut_rows, 0, 1),
+                              state.next_pos).astype(np.int32),
+            pending=np.where(ran & ~cut_rows, last, state.pending).astype(np.int32),
+            has_pending=np.where(ran, ~cut_rows, state.has_pending),
+            cut_from=cut_from, turn=turn, seed=seed, step=step, sampling=sp)
+        texts = None
+        if self.tokenizer is not None:
+            texts = [self.tokenizer.decode(toks[b, :lengths[b]].tolist(), skip_special_tokens=True)
+                     for b in range(N)]
+        out = SampleOutput(
+            tokens=toks[:N], logprobs=lps[:N], mask=kept[:N].astype(np.int32),
+            stop_reason=reasons[:N], lengths=lengths[:N], group=np.arange(N, dtype=np.int32),
+            texts=texts,
+            stats=dict(batch=B, chunk=T, new_bucket=n_new, cache_len=S, steps=int(dev["steps"]),
+                       seconds=seconds, tokens=int(lengths[:N].sum())))
+        return out, new_state
+
+
+def encode_conversation(tokenizer, messages, enable_thinking: bool = False, tools=None) -> list[int]:
+    """Prompt ids of one conversation with the generation header (``skillax.tokenizers.chat``
+    when available, else the tokenizer's own chat template)."""
+    try:
+        from skillax.tokenizers.chat import render
+        text = render(tokenizer, messages, add_generation_prompt=True,
+                      enable_thinking=enable_thinking, tools=tools)
+    except ImportError:  # pragma: no cover - chat module absent
+        text = tokenizer.apply_chat_template(list(messages), add_generation_prompt=True,
+                                             tokenize=False, tools=tools)
+    return list(tokenizer.encode(text, add_special_tokens=False))
+
+
+def make_generate_fn(sampler: Sampler, params: Any | Callable[[], Any], *, top_k: int = 0,
+                     top_p: float = 1.0, seed: int = 0, eos_ids: Sequence[int] | None = None
+                     ) -> Callable[[list[list[int]], int, float, list[str]], list[tuple[list[int], str]]]:
+    """Adapter for ``skillax.agents.workers.local.LocalWorker``.
+
+    Returns ``generate_fn(prompt_ids, max_new_tokens, temperature, stop_strings) ->
+    [(output_ids, stop_reason)]``: output ids up to and including the stop token. ``params``
+    may be a zero-argument callable returning the current weights. Each call uses the next
+    ``step`` so repeated calls draw fresh samples; the sequence is deterministic for ``seed``.
+    """
+    calls = [0]
+
+    def generate_fn(prompt_ids, max_new_tokens, temperature, stop_strings):
+        p = params() if callable(params) else params
+        sp = SamplingParams(temperature=float(temperature), top_k=top_k, top_p=top_p,
+                            max_new_tokens=int(max_new_tokens),
+                            stop_strings=tuple(stop_strings or ()),
+                            eos_ids=None if eos_ids is None else tuple(eos_ids))
+        out = sampler.generate(p, prompt_ids, sp, seed=seed, step=calls[0])
+        calls[0] += 1
+        return [(out.tokens[i, :out.lengths[i]].tolist(), out.stop_reason[i])
+                for i in range(len(out.lengths))]
+
+    return generate_fn

@@ -1,0 +1,206 @@
+"""Sampler against transformers: greedy parity, teacher-forced logprobs, groups, stops."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import torch
+
+from skillax.engine import SamplingParams, token_logprobs
+from skillax.models.transformer import forward, logits as model_logits
+
+from tests.engine.conftest import load_ours, make_hf_model
+
+PROMPTS = [[5, 17, 42, 99, 3], [7, 8], [100, 200, 300, 400, 500, 11, 12, 13, 14], [250]]
+
+
+def hf_greedy(model, prompts, max_new):
+    """transformers' greedy ``generate`` on a left-padded batch (no EOS: runs to max_new)."""
+    T = max(len(p) for p in prompts)
+    ids = torch.zeros((len(prompts), T), dtype=torch.long)
+    att = torch.zeros((len(prompts), T), dtype=torch.long)
+    for i, p in enumerate(prompts):
+        ids[i, T - len(p):] = torch.tensor(p)
+        att[i, T - len(p):] = 1
+    with torch.no_grad():
+        out = model.generate(input_ids=ids, attention_mask=att, max_new_tokens=max_new,
+                             do_sample=False, eos_token_id=None, pad_token_id=0,
+                             min_new_tokens=max_new)
+    return out[:, T:].numpy()
+
+
+def test_greedy_matches_transformers_qwen3(qwen3, sampler):
+    model, params, _ = qwen3
+    out = sampler.generate(params, PROMPTS, SamplingParams(temperature=0, max_new_tokens=12, eos_ids=[]))
+    ref = hf_greedy(model, PROMPTS, 12)
+    np.testing.assert_array_equal(out.tokens, ref)
+    assert out.stop_reason == ["length"] * 4 and out.lengths.tolist() == [12] * 4
+    assert out.mask.sum() == 48
+
+
+def test_greedy_matches_transformers_llama(tmp_path, engine_buckets):
+    from skillax.engine import Sampler
+
+    model = make_hf_model("llama", seed=1)
+    params, cfg = load_ours(model, tmp_path)
+    assert cfg.tie_word_embeddings and not cfg.qk_norm
+    s = Sampler(cfg, max_len=256, dtype=jnp.float32, buckets=engine_buckets)
+    out = s.generate(params, PROMPTS, SamplingParams(temperature=0, max_new_tokens=12, eos_ids=[]))
+    np.testing.assert_array_equal(out.tokens, hf_greedy(model, PROMPTS, 12))
+
+
+def teacher_forced(params, cfg, prompt, completion, temperature, top_k=0, top_p=1.0):
+    """Logprob of completion token t from the logits at position t-1 of prompt+completion."""
+    seq = np.array(prompt + completion, np.int32)[None]
+    pos = np.arange(seq.shape[1], dtype=np.int32)[None]
+    hidden, _ = forward(params, cfg, seq, pos, np.ones_like(seq, bool))
+    lg = model_logits(params, cfg, hidden)[0, len(prompt) - 1:-1]  # (len(completion), V)
+    return np.asarray(token_logprobs(lg, jnp.asarray(completion), temperature, top_k, top_p))
+
+
+@pytest.mark.parametrize("temperature,top_k,top_p", [(1.0, 0, 1.0), (0.6, 0, 1.0), (0.8, 20, 0.9),
+                                                     (0.0, 0, 1.0)])
+def test_logprobs_reproduced_by_teacher_forcing(qwen3, sampler, temperature, top_k, top_p):
+    _, params, cfg = qwen3
+    sp = SamplingParams(temperature=temperature, top_k=top_k, top_p=top_p, max_new_tokens=12,
+                        eos_ids=[])
+    out = sampler.generate(params, PROMPTS, sp, seed=3, step=1)
+    for i, p in enumerate(PROMPTS):
+        comp = out.tokens[i, :out.lengths[i]].tolist()
+        ref = teacher_forced(params, cfg, p, comp, temperature, top_k, top_p)
+        np.testing.assert_allclose(out.logprobs[i, :out.lengths[i]], ref, atol=1e-5, rtol=0)
+    assert np.all(out.logprobs[out.mask == 1] <= 0)
+
+
+def test_group_samples_differ_and_seed_reproduces(qwen3, sampler):
+    _, params, _ = qwen3
+    sp = SamplingParams(temperature=1.0, max_new_tokens=16, n=8, eos_ids=[])
+    a = sampler.generate(params, [PROMPTS[0]], sp, seed=7, step=2)
+    assert a.tokens.shape == (8, 16) and a.group.tolist() == [0] * 8
+    assert len({tuple(r) for r in a.tokens.tolist()}) > 1
+    b = sampler.generate(params, [PROMPTS[0]], sp, seed=7, step=2)
+    np.testing.assert_array_equal(a.tokens, b.tokens)
+    np.testing.assert_array_equal(a.logprobs, b.logprobs)
+    c = sampler.generate(params, [PROMPTS[0]], sp, seed=7, step=3)
+    assert not np.array_equal(a.tokens, c.tokens)
+
+
+def _first_greedy(sampler, params, prompt, k):
+    out = sampler.generate(params, [prompt], SamplingParams(temperature=0, max_new_tokens=k, eos_ids=[]))
+    return out.tokens[0].tolist()
+
+
+def test_eos_stops_once_even_when_pad_is_eos(qwen3, sampler):
+    _, params, _ = qwen3
+    ref = _first_greedy(sampler, params, PROMPTS[0], 12)
+    eos = ref[4]
+    j = ref.index(eos)  # first occurrence
+    for pad in (eos, 0):
+        sp = SamplingParams(temperature=0, max_new_tokens=12, eos_ids=[eos], pad_id=pad)
+        out = sampler.generate(params, [PROMPTS[0]], sp)
+        assert out.stop_reason == ["eos"] and out.lengths[0] == j + 1
+        assert out.mask[0].tolist() == [1] * (j + 1) + [0] * (11 - j)
+        assert out.tokens[0, j] == eos and np.all(out.tokens[0, j + 1:] == pad)
+        assert np.all(out.logprobs[0, j + 1:] == 0) and np.all(out.logprobs[0, :j + 1] < 0)
+
+
+def test_stop_token_ids_and_length(qwen3, sampler):
+    _, params, _ = qwen3
+    ref = _first_greedy(sampler, params, PROMPTS[1], 12)
+    stop = ref[2]
+    j = ref.index(stop)
+    out = sampler.generate(params, [PROMPTS[1], PROMPTS[2]], SamplingParams(
+        temperature=0, max_new_tokens=12, eos_ids=[], stop_token_ids=[stop]))
+    assert out.stop_reason[0] == "stop" and out.lengths[0] == j + 1
+    out = sampler.generate(params, [PROMPTS[1]], SamplingParams(temperature=0, max_new_tokens=5, eos_ids=[]))
+    assert out.stop_reason == ["length"] and out.lengths.tolist() == [5] and out.tokens.shape == (1, 5)
+    np.testing.assert_array_equal(out.tokens[0], ref[:5])
+
+
+def test_stop_strings(qwen3, sampler, tokenizer):
+    """A stop string made of the text of greedy tokens 3..4 ends the completion at token 4,
+    however it is tokenised; the decoded kept text contains it, the text before does not."""
+    _, params, _ = qwen3
+    ref = _first_greedy(sampler, params, PROMPTS[2], 16)
+    text = tokenizer.decode(ref, skip_special_tokens=False)
+    piece = tokenizer.decode(ref[3:5], skip_special_tokens=False)
+    if not piece.strip():
+        pytest.skip("greedy tokens 3..4 decode to whitespace")
+    sp = SamplingParams(temperature=0, max_new_tokens=16, eos_ids=[], stop_strings=[piece, "\x00zz"])
+    out = sampler.generate(params, [PROMPTS[2]], sp)
+    n = out.lengths[0]
+    kept = tokenizer.decode(out.tokens[0, :n].tolist(), skip_special_tokens=False)
+    assert out.stop_reason == ["stop"] and piece in kept
+    assert piece not in tokenizer.decode(out.tokens[0, :n - 1].tolist(), skip_special_tokens=False)
+    assert n == text_first_cut(tokenizer, ref, piece) and out.mask[0].sum() == n
+
+
+def text_first_cut(tokenizer, ids, s):
+    for k in range(1, len(ids) + 1):
+        if s in tokenizer.decode(ids[:k], skip_special_tokens=False):
+            return k
+    return None
+
+
+@pytest.mark.parametrize("bad,match", [
+    (dict(prompts=[[]]), "empty"),
+    (dict(prompts=[]), "empty"),
+    (dict(prompts=[list(range(1, 250))]), "max_len"),
+    (dict(prompts=[[1, 2, 10_000]]), "outside"),
+    (dict(sp=dict(max_new_tokens=0)), "max_new_tokens"),
+    (dict(sp=dict(max_new_tokens=-3)), "max_new_tokens"),
+    (dict(sp=dict(top_p=0.0)), "top_p"),
+    (dict(sp=dict(top_p=1.5)), "top_p"),
+    (dict(sp=dict(temperature=-0.1)), "temperature"),
+    (dict(sp=dict(top_k=-1)), "top_k"),
+    (dict(sp=dict(stop_strings="</a>")), "list"),
+])
+def test_bad_input_raises_before_compiling(qwen3, sampler, bad, match):
+    _, params, _ = qwen3
+    before = sampler.compile_count
+    with pytest.raises(ValueError, match=match):
+        sp = SamplingParams(**{"max_new_tokens": 8, **bad.get("sp", {})})
+        sampler.generate(params, bad.get("prompts", [[1, 2, 3]]), sp)
+    assert sampler.compile_count == before
+
+
+def test_stop_strings_need_tokenizer(qwen3, engine_buckets):
+    from skillax.engine import Sampler
+
+    _, params, cfg = qwen3
+    s = Sampler(cfg, None, max_len=64, dtype=jnp.float32, buckets=engine_buckets)
+    with pytest.raises(ValueError, match="tokenizer"):
+        s.generate(params, [[1, 2]], SamplingParams(max_new_tokens=4, stop_strings=["x"]))
+    assert s.compile_count == 0
+
+
+def test_no_recompilation_after_warmup(qwen3, sampler):
+    """PITFALLS 15: 20 calls with varied prompt / output lengths and sampling knobs inside
+    the warmed buckets compile nothing new (jit cache misses and XLA backend compiles)."""
+    _, params, _ = qwen3
+    rng = np.random.default_rng(0)
+
+    def call(i):
+        n_prompts = int(rng.integers(1, 5))
+        prompts = [rng.integers(3, 500, size=int(rng.integers(1, 33))).tolist() for _ in range(n_prompts)]
+        sp = SamplingParams(temperature=float(rng.choice([0.0, 0.6, 1.0])), top_k=int(rng.choice([0, 5])),
+                            top_p=float(rng.choice([1.0, 0.9])), max_new_tokens=int(rng.integers(1, 33)),
+                            n=2 if n_prompts <= 2 else 1, eos_ids=[int(rng.integers(3, 500))])
+        sampler.generate(params, prompts, sp, seed=i, step=i)
+
+    warm = [(b, t, nn) for b in (1, 4) for t in (5, 30) for nn in (10, 30)]
+    for b, t, nn in warm:  # one call per (batch, prompt, new-token) bucket
+        sampler.generate(params, [[3] * t] * b, SamplingParams(max_new_tokens=nn), seed=0)
+    compiles = []
+    listener = lambda event, secs, **kw: compiles.append(event) if "backend_compile" in event else None
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        before = sampler.compile_count
+        for i in range(20):
+            call(i)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    assert sampler.compile_count == before
+    assert compiles == []

@@ -164,6 +164,18 @@ def encode_chat(
     return list(tokenizer.encode(text, add_special_tokens=False))
 
 
+_SENTINEL = "\x00skillax-assistant-start\x00"
+
+
+def _generation_prompt(tokenizer, prefix, enable_thinking, tools) -> str:
+    """render(prefix, add_generation_prompt=True); for an empty prefix (transformers refuses to render
+    an empty conversation) the text a lone assistant message's template output has before its content."""
+    if prefix:
+        return render(tokenizer, prefix, True, enable_thinking, tools)
+    text = render(tokenizer, [{"role": "assistant", "content": _SENTINEL}], False, enable_thinking, tools)
+    return text[: text.index(_SENTINEL)]
+
+
 def assistant_spans(
     tokenizer,
     messages: Sequence[dict[str, Any]],
@@ -200,7 +212,7 @@ def assistant_spans(
         # (e.g. it carries its own reasoning while enable_thinking=False), the bare header.
         start = None
         for thinking in dict.fromkeys((enable_thinking, True)):
-            prompt = render(tokenizer, messages[:i], True, thinking, **kw)
+            prompt = _generation_prompt(tokenizer, messages[:i], thinking, tools)
             if upto.startswith(prompt):
                 start = len(prompt)
                 break

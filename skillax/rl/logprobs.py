@@ -77,9 +77,11 @@ def _chunk_logprobs(h, w, y, temperature, top_k, top_p):
     if top_k is not None or (top_p is not None and top_p < 1.0):
         logits = jnp.where(truncation_mask(logits, top_k, top_p), logits, NEG_LOGIT)
     logz = jax.nn.logsumexp(logits, axis=-1)  # (B, C)
-    logp = jnp.take_along_axis(logits, y[..., None], axis=-1)[..., 0] - logz
-    p = jnp.exp(logits - logz[..., None])
-    entropy = logz - jnp.sum(p * logits, axis=-1)  # -sum p log p
+    logp_all = logits - logz[..., None]                                   # (B, C, V)
+    logp = jnp.take_along_axis(logp_all, y[..., None], axis=-1)[..., 0]
+    # -sum p log p as a sum of non-negative terms (no logz - E[logits] cancellation);
+    # masked tokens have p = 0 and a finite logit, so they add exactly 0.
+    entropy = -jnp.sum(jnp.exp(logp_all) * logp_all, axis=-1)
     return logp, entropy
 
 
@@ -154,8 +156,8 @@ def logprobs_from_logits(logits: jax.Array, tokens: jax.Array, temperature: floa
     """
     x = logits.astype(jnp.float32)[:, :-1] / temperature
     logz = jax.nn.logsumexp(x, axis=-1)
-    lp = jnp.take_along_axis(x, tokens[:, 1:, None].astype(jnp.int32), axis=-1)[..., 0] - logz
-    p = jax.nn.softmax(x, axis=-1)
-    ent = logz - jnp.sum(p * x, axis=-1)
+    lpa = x - logz[..., None]
+    ent = -jnp.sum(jnp.exp(lpa) * lpa, axis=-1)
+    lp = jnp.take_along_axis(lpa, tokens[:, 1:, None].astype(jnp.int32), axis=-1)[..., 0]
     pad = lambda a: jnp.pad(a, ((0, 0), (1, 0)))  # noqa: E731
     return pad(lp), pad(ent)

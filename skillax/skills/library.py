@@ -18,10 +18,12 @@ created_step, attempt_type (+ `merges`, how many duplicates were folded into it)
 * Capacity (default 5000): before inserting into a full library, the record with the lowest
   eviction score is removed (ties: the oldest id). `eviction="log2_n_plus_1"` (default; Skill1's
   released code): score = U * log2(n + 1). `eviction="paper_log_n"`: score = U * ln(n) (paper).
-  Default is the released form because ln(1) = 0 gives every skill that has not been retrieved
-  yet score 0, below any skill retrieved once with U > 0, so a full library would evict its newest
-  skills first, before they ever had a chance to be retrieved; log2(n + 1) >= 1 for n >= 1 ranks
-  them by utility instead.
+  Default is the released form: with n = 1 at birth, log2(n + 1) = 1 and a new skill scores
+  U = 0.5, so it competes with old skills on utility (an old skill whose U decayed through
+  repeated failures -- e.g. 40 failed retrievals: 0.064 * log2(42) = 0.35 -- goes first). Under
+  U * ln(n) every skill not yet retrieved scores exactly 0, so a full library always evicts its
+  newest skills before they could be retrieved, and no retrieved skill with U > 0 is ever evicted
+  while an unretrieved one exists.
 * Storage: SQLite (stdlib), WAL journal, one row per record; EMA/merge are row UPDATEs. A `meta`
   table holds `schema_version`; a file with another version raises `LibrarySchemaError`. Ids use
   AUTOINCREMENT, so an evicted id is never reused (retriever caches stay keyed correctly).

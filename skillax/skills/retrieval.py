@@ -112,7 +112,9 @@ class MiniLMEncoder:
         from sentence_transformers import SentenceTransformer
         self.model = SentenceTransformer(str(get_model_path()), device=device)
         self.batch_size = batch_size
-        self.dim = int(self.model.get_sentence_embedding_dimension())
+        get_dim = getattr(self.model, "get_embedding_dimension", None) or \
+            self.model.get_sentence_embedding_dimension
+        self.dim = int(get_dim())
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if len(texts) == 0:

@@ -124,3 +124,16 @@ def test_env_protocol_errors():
     env.step("1")
     with pytest.raises(RuntimeError):
         env.step("1")
+
+
+def test_registry_builds_env_and_tasks_pickle():
+    import pickle
+
+    from skillax.agents.envs import Env, env_spec
+
+    env = env_spec("reasoning", binary_reward=False).build()
+    assert isinstance(env, ReasoningEnv) and isinstance(env, Env) and env.binary_reward is False
+    tasks = reasoning_gym_tasks(n_per_dataset=1)
+    back = pickle.loads(pickle.dumps(tasks))
+    env.reset(back[0])
+    assert env.step(f"\\boxed{{{back[0].payload['entry']['answer']}}}")[1] == 1.0

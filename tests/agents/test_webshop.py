@@ -122,3 +122,11 @@ def test_webshop_tasks_splits():
     assert [t.payload["goal_idx"] for t in webshop_tasks("test", indices=[9, 4])] == [9, 4]
     with pytest.raises(ValueError, match="split"):
         webshop_tasks("dev")
+
+
+def test_registry_builds_env(site):
+    from skillax.agents.envs import Env, env_spec
+
+    env = env_spec("webshop", base_url=site.base_url, max_steps=5).build()
+    assert isinstance(env, WebShopEnv) and isinstance(env, Env) and env.max_steps == 5
+    assert env.reset(task(0))[1]["instruction"] == GOAL["instruction_text"]

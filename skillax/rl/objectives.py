@@ -166,27 +166,32 @@ def objectives_loss(
     for name, cfg in objectives.items():
         ob = batch["objectives"][name]
         mask = ob["loss_mask"].astype(bool)
+        # Sanitise masked-out positions *before* the math: a NaN/inf there (padding, garbage
+        # old logprobs) would otherwise turn into NaN gradients through where's 0 * NaN.
+        clean = lambda x: jnp.where(mask, x, 0.0)  # noqa: E731
+        lp = clean(logp)
+        adv = clean(losses.broadcast_advantages(ob["advantages"], logp.shape))
         if cfg.loss == "ppo":
-            pg, st = losses.ppo_clip_loss(logp, batch["old_logprobs"], ob["advantages"],
+            pg, st = losses.ppo_clip_loss(lp, clean(batch["old_logprobs"]), adv,
                                           eps_low=cfg.eps_low, eps_high=cfg.eps_high,
                                           dual_clip=cfg.dual_clip, log_ratio_clamp=cfg.log_ratio_clamp)
         else:
-            pg = losses.reinforce_loss(logp, ob["advantages"])
+            pg = losses.reinforce_loss(lp, adv)
             st = {"ratio": jnp.ones_like(pg), "clipped": jnp.zeros_like(pg), "dual_clipped": jnp.zeros_like(pg)}
         per_tok = pg
         kl_tok = jnp.zeros_like(pg)
         if cfg.kl_coef > 0:
             if ref_logp is None:
                 raise ValueError(f"objective {name!r} has kl_coef > 0 but no reference logprobs were given")
-            kl_tok = kl.kl_penalty(logp, ref_logp, cfg.kl_estimator, log_ratio_clamp=cfg.log_ratio_clamp)
+            kl_tok = kl.kl_penalty(lp, clean(ref_logp), cfg.kl_estimator, log_ratio_clamp=cfg.log_ratio_clamp)
             per_tok = per_tok + cfg.kl_coef * kl_tok
         if cfg.entropy_coef > 0:
-            per_tok = per_tok + losses.entropy_bonus(entropy, cfg.entropy_coef)
+            per_tok = per_tok + losses.entropy_bonus(clean(entropy), cfg.entropy_coef)
         num = aggregation.numerator(per_tok, mask, cfg.aggregation)
         total = total + cfg.weight * aggregation.safe_ratio(num, dens[name])
         msum = lambda x: jnp.sum(jnp.where(mask, x, 0.0))  # noqa: E731
         sums.update({f"{name}/num": num, f"{name}/pg": msum(pg), f"{name}/kl": msum(kl_tok),
-                     f"{name}/entropy": msum(entropy), f"{name}/clipped": msum(st["clipped"]),
+                     f"{name}/entropy": msum(clean(entropy)), f"{name}/clipped": msum(st["clipped"]),
                      f"{name}/dual_clipped": msum(st["dual_clipped"]), f"{name}/ratio": msum(st["ratio"]),
                      f"{name}/tokens": jnp.sum(mask).astype(jnp.float32)})
     return total, sums

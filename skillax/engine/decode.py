@@ -178,7 +178,7 @@ class Programs:
         self.run = jax.jit(self._run, static_argnames=("n_new", "use_stop_strings"),
                            donate_argnames=("cache",))
         self.new_cache = jax.jit(self._new_cache, static_argnames=("batch", "length"))
-        self.grow = jax.jit(self._grow, static_argnames=("length",), donate_argnames=("cache",))
+        self.grow = jax.jit(self._grow, static_argnames=("length",))  # new shape: no donation
 
     def _run(self, params, cache, x, *, n_new, use_stop_strings):
         self.counts["run"] += 1

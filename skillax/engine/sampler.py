@@ -232,15 +232,17 @@ class Sampler:
             raise ValueError(f"the session needs {need} cache slots (history {state.index} + chunk "
                              f"{T} + new {n_new}) but max_len is {self.max_len}")
         consts = self._consts(sp)
+        given = state
         if need > state.cache.max_len:
             S = self.buckets.cache_len(need, self.max_len)
             state = dataclasses.replace(state, cache=self.programs.grow(state.cache, length=S))
+            given.cache = None
         seed = state.seed if seed is None else seed
         step = state.step if step is None else step
         old = state
         out, state = self._call(params, state, chunks, sp, consts, T, n_new, seed, step,
                                 turn=state.turn + 1)
-        old.cache = None
+        old.cache = given.cache = None
         out.group = np.arange(state.rows, dtype=np.int32)
         return out, state
 

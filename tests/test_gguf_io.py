@@ -175,3 +175,14 @@ def test_missing_files(tmp_path, monkeypatch):
     monkeypatch.setenv("SKILLAX_SMOLLM2_GGUF", str(tmp_path / "nope.gguf"))
     with pytest.raises(FileNotFoundError, match="SKILLAX_SMOLLM2_GGUF"):
         smollm2_gguf_path()
+
+
+def test_load_tokenizer_prefers_folder_files(loaded, tmp_path):
+    """A checkpoint folder with its own tokenizer files is loaded from them (no GGUF parsing)."""
+    from skillax.tokenizers import load_tokenizer
+
+    _, _, tok = loaded
+    tok.save_pretrained(str(tmp_path))
+    again = load_tokenizer(tmp_path)
+    assert again.encode("Hello world 2024", add_special_tokens=False) == [19556, 905, 216, 34, 32, 34, 36]
+    assert again.chat_template == tok.chat_template and again.eos_token == "<|im_end|>"

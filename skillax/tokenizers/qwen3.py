@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import importlib.util
+import json
 import os
 import pathlib
 import shutil
@@ -223,6 +224,10 @@ def load_qwen3_tokenizer(cache_dir: str | os.PathLike | None = None) -> PreTrain
         tmp = pathlib.Path(tempfile.mkdtemp(prefix=folder.name + ".tmp", dir=folder.parent))
         try:
             _wrap(build_qwen3_backend()).save_pretrained(str(tmp))
+            config_path = tmp / "tokenizer_config.json"
+            config = json.loads(config_path.read_text())
+            config["tokenizer_class"] = "PreTrainedTokenizerFast"  # loadable by transformers 4 and 5
+            config_path.write_text(json.dumps(config, indent=2))
             try:
                 os.replace(tmp, folder)  # atomic; loses harmlessly to a concurrent builder
             except OSError:

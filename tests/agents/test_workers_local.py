@@ -11,16 +11,11 @@ from skillax.agents.workers import LocalWorker, Worker  # noqa: E402
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    from skillax.models.gguf_io import load_gguf_tokenizer, smollm2_gguf_path
-    from tests import _smollm2
+    # The shared per-process loader (tests/_smollm2.py): test_chat / test_gguf_io need the same
+    # GGUF later in the run, so loading it here costs the suite nothing extra.
+    from tests._smollm2 import smollm2
 
-    try:
-        smollm2_gguf_path()
-    except FileNotFoundError as err:
-        pytest.skip(str(err))
-    if _smollm2._load.cache_info().currsize:  # already loaded by another test module: reuse
-        return _smollm2.smollm2()[2]
-    return load_gguf_tokenizer()
+    return smollm2()[2]
 
 
 @pytest.fixture(scope="module")

@@ -117,7 +117,8 @@ def test_qwen3_tool_call_variants_and_reasoning(qwen):
 def test_mask_hand_computed_single_turn(qwen):
     ids, mask = render_with_masks(qwen, [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}])
     # <|im_start|> user \n Hi <|im_end|> \n <|im_start|> assistant \n <think> \n\n </think> \n\n Hello <|im_end|> \n
-    assert ids == [151644, 872, 198, 13048, 151645, 198, 151644, 77091, 198, 151667, 271, 151668, 271, 9707, 151645, 198]
+    assert ids == [151644, 872, 198, 13048, 151645, 198,
+                   151644, 77091, 198, 151667, 271, 151668, 271, 9707, 151645, 198]
     assert mask == [0] * 13 + [1, 1, 0]
 
 

@@ -43,17 +43,17 @@ def load_policy(path: str, param_dtype="float32", mesh=None, seed: int = 0):
         params = hf_io.params_from_source(cfg, hf_io.DictSource(state_dict), dtype, mesh)
         return params, cfg, tokenizer
     if path.startswith("random:"):
-        from skillax.tokenizers import qwen3
+        from skillax.tokenizers import load_qwen3_tokenizer
 
         cfg = named_config(path.split(":", 1)[1])
         params = init_params(cfg, jax.random.key(seed), dtype, mesh)
-        return params, cfg, qwen3.load_qwen3_tokenizer()
+        return params, cfg, load_qwen3_tokenizer()
     folder = pathlib.Path(path)
     if not folder.is_dir():
         raise FileNotFoundError(
             f"model.path {path!r} is neither 'smollm2', 'random:<shape>' nor a checkpoint folder")
     params, cfg = hf_io.load_hf_checkpoint(folder, dtype, mesh)
-    from skillax.tokenizers import qwen3
+    from skillax.tokenizers import load_tokenizer
 
-    tokenizer = qwen3.load_tokenizer(folder)
+    tokenizer = load_tokenizer(folder)
     return params, cfg, tokenizer

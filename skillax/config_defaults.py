@@ -37,3 +37,83 @@ def base(mode: str) -> ml_collections.ConfigDict:
     c.model = model()
     c.mesh = mesh()
     return c
+
+
+def train(lr: float = 1e-6, total_steps: int = 100) -> ml_collections.ConfigDict:
+    """Optimiser and train-step knobs (``methods.common.engine.EngineConfig``).
+
+    micro_batch: rows per micro-batch (gradient accumulation over the rest of the batch).
+    length_buckets: padded sequence lengths (one compiled train step per bucket).
+    trainable_layers: train only the top k decoder layers (0 = all); a CPU lever.
+    """
+    c = ml_collections.ConfigDict()
+    c.lr = lr
+    c.total_steps = total_steps
+    c.warmup_ratio = 0.0
+    c.clip_norm = 1.0
+    c.weight_decay = 0.0
+    c.micro_batch = 8
+    c.remat = True
+    c.logprob_chunk = 256
+    c.length_buckets = (256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
+    c.trainable_layers = 0
+    return c
+
+
+def rl() -> ml_collections.ConfigDict:
+    """Policy-gradient knobs shared by the methods (``rl.objectives.ObjectiveConfig``).
+
+    temperature: the policy's sampling temperature; the trainer scores the same
+      temperature (PITFALLS 6) -- methods set it equal to their rollout temperature.
+    """
+    c = ml_collections.ConfigDict()
+    c.temperature = 1.0
+    c.eps_low = 0.2
+    c.eps_high = 0.28
+    c.entropy_coef = 0.001
+    c.kl_coef = 0.0
+    c.kl_estimator = "k3"
+    c.aggregation = "token_mean"
+    c.drop_truncated = False
+    c.lambda_rerank = 0.3
+    c.lambda_distil = 0.3
+    return c
+
+
+def sft(steps: int = 0, lr: float = 5e-6) -> ml_collections.ConfigDict:
+    """SFT warm start (paper: 3 epochs, lr 5e-6, warmup 0.05, cosine)."""
+    c = ml_collections.ConfigDict()
+    c.steps = steps
+    c.lr = lr
+    c.warmup_ratio = 0.05
+    c.batch_size = 8
+    c.max_len = 1024
+    c.n_tasks = 16
+    return c
+
+
+def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
+    """Skill1 settings at paper values (DESIGN.md §1.3); configs shrink them for CPU."""
+    c = base("skill1")
+    c.objective = "paper"          # "paper" | "released_code"
+    c.steps = 100
+    c.tasks_per_step = 16
+    c.group_size = 8
+    c.temperature = 1.0
+    c.checkpoint_every = 10
+    c.keep_checkpoints = 2
+    c.env = ml_collections.ConfigDict(dict(
+        name=env_name, train_split="valid_train", eval_split="valid_unseen", max_steps=50,
+        workers=0, n_train_tasks=0, tw_games_per_family=8, data_dir=""))
+    c.rollout = ml_collections.ConfigDict(dict(
+        top_k=5, threshold=0.4, query_tokens=32, rank_tokens=24, action_tokens=256, distil_tokens=512))
+    c.play = ml_collections.ConfigDict(dict(
+        history_k=2, max_admissible=40, max_obs_chars=600, max_skill_chars=600, require_think=True,
+        invalid_penalty=0.1))
+    c.library = ml_collections.ConfigDict(dict(
+        capacity=5000, alpha=0.05, merge_threshold=0.85, eviction="log2_n_plus_1"))
+    c.rl = rl()
+    c.train = train(lr=1e-6, total_steps=100)
+    c.sft = sft()
+    c.eval = ml_collections.ConfigDict(dict(n_tasks=32, temperature=0.4, ablate_retrieval=True))
+    return c

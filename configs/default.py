@@ -1,0 +1,50 @@
+"""The main job on the embedded default: Skill1 with SmolLM2-135M-Instruct on real games.
+
+Command (README command 1; CPU, 2 cores; ~6 min after install):
+    python -m skillax.main --config configs/default.py --workdir runs/default
+
+What it runs: an SFT warm start on expert play transcripts (TextWorld walkthroughs, or the
+ALFWorld planner when ../shared is present), then Skill1 RL steps of 2 tasks x 2 rollouts
+(query -> MiniLM retrieval -> rerank -> play -> distil), the library updated after every
+step, a held-out evaluation with and without the library, and the outputs:
+runs/default/{metrics.jsonl, metrics.png, eval.json, checkpoints/, skills/<name>/SKILL.md}.
+
+Should show: a metrics line per step (success_rate, rerank_ndcg, library_size, util/loss,
+time split); with a 135M model on CPU a few steps cannot show learning — this run proves the
+whole loop on real weights and real games. See configs/skill1_alfworld.py for paper settings.
+"""
+
+from skillax import config_defaults
+
+
+def get_config():
+    c = config_defaults.skill1(env_name="textworld")
+    c.model.path = "smollm2"
+    c.model.dtype = "bfloat16"
+    c.model.max_len = 1024
+    c.steps = 3
+    c.tasks_per_step = 2
+    c.group_size = 2
+    c.checkpoint_every = 1
+    c.env.max_steps = 4
+    c.env.tw_games_per_family = 2
+    c.rollout.top_k = 5
+    c.rollout.query_tokens = 16
+    c.rollout.rank_tokens = 12
+    c.rollout.action_tokens = 32
+    c.rollout.distil_tokens = 96
+    c.play.max_admissible = 12
+    c.play.max_obs_chars = 300
+    c.play.max_skill_chars = 200
+    c.train.lr = 1e-5
+    c.train.total_steps = 3
+    c.train.micro_batch = 8
+    c.train.length_buckets = (256, 384, 512, 768, 1024)
+    c.train.trainable_layers = 0
+    c.sft.steps = 4
+    c.sft.lr = 5e-5
+    c.sft.batch_size = 8
+    c.sft.max_len = 512
+    c.sft.n_tasks = 8
+    c.eval.n_tasks = 4
+    return c

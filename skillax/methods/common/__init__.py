@@ -1,0 +1,1 @@
+"""Pieces every method loop shares: generation records -> trainer batches, the policy engine."""

@@ -1,0 +1,153 @@
+"""``PolicyEngine``: the policy's device side as one object for the method loops.
+
+Owns the trainer state ``{"params" (fp32 master), "opt_state", "step", "rng"}``, the jitted
+train step per objective set, a bf16 (compute-dtype) copy of the weights for the sampler
+(refreshed after every update: one cast, no re-layout; the sampler reads it without another
+copy), and the orbax checkpointer (device state + host payload + file blobs).
+
+The method loops use only: ``policy_sampler``, ``train``, ``save``, ``restore``, ``tokenizer``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+import time
+from typing import Any, Mapping
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from skillax.engine.buckets import Buckets
+from skillax.engine.sampler import Sampler
+from skillax.methods.common.policy import PolicySampler
+from skillax.models.registry import load_policy, resolve_dtype
+from skillax.rl import optim
+from skillax.rl.checkpoint import Checkpointer
+
+
+@dataclasses.dataclass
+class EngineConfig:
+    """Trainer knobs read from ``config.train`` (see ``config_defaults.train``)."""
+
+    lr: float
+    total_steps: int
+    warmup_ratio: float
+    clip_norm: float
+    weight_decay: float
+    micro_batch: int
+    remat: bool
+    logprob_chunk: int
+    length_buckets: tuple[int, ...]
+    trainable_layers: int  # train only the top k layers (0 = all)
+
+    @classmethod
+    def from_config(cls, c) -> "EngineConfig":
+        return cls(lr=float(c.lr), total_steps=int(c.total_steps), warmup_ratio=float(c.warmup_ratio),
+                   clip_norm=float(c.clip_norm), weight_decay=float(c.weight_decay),
+                   micro_batch=int(c.micro_batch), remat=bool(c.remat), logprob_chunk=int(c.logprob_chunk),
+                   length_buckets=tuple(int(x) for x in c.length_buckets),
+                   trainable_layers=int(c.get("trainable_layers", 0)))
+
+
+class PolicyEngine:
+    """See module docstring. Build with :meth:`create`."""
+
+    def __init__(self, params, model_cfg, tokenizer, cfg, workdir: pathlib.Path):
+        self.cfg = cfg
+        self.model_cfg = model_cfg
+        self.tokenizer = tokenizer
+        self.workdir = pathlib.Path(workdir)
+        self.compute_dtype = resolve_dtype(cfg.model.dtype)
+        self.train_cfg = EngineConfig.from_config(cfg.train)
+        self.optimizer = optim.make_optimizer(
+            self.train_cfg.lr, max(self.train_cfg.total_steps, 1), warmup_ratio=self.train_cfg.warmup_ratio,
+            weight_decay=self.train_cfg.weight_decay, clip_norm=self.train_cfg.clip_norm)
+        params = jax.tree.map(lambda x: x.astype(jnp.float32), params)
+        self.state = {"params": params, "opt_state": self.optimizer.init(params),
+                      "step": jnp.zeros((), jnp.int32), "rng": jax.random.key(int(cfg.seed))}
+        self._sampler_params = None
+        self._refresh_sampler_params()
+        self.sampler = Sampler(model_cfg, tokenizer, max_len=int(cfg.model.max_len), dtype=self.compute_dtype,
+                               buckets=Buckets())
+        self.checkpointer = Checkpointer(self.workdir / "checkpoints", max_to_keep=int(cfg.get("keep_checkpoints", 2)))
+        self._train_steps: dict[Any, Any] = {}
+        self.sampler_calls = 0
+
+    @classmethod
+    def create(cls, cfg, workdir) -> "PolicyEngine":
+        params, model_cfg, tokenizer = load_policy(cfg.model.path, "float32", seed=int(cfg.seed))
+        return cls(params, model_cfg, tokenizer, cfg, pathlib.Path(workdir))
+
+    # ---------------------------------------------------------------- sampling
+    def _refresh_sampler_params(self):
+        dt = self.compute_dtype
+        self._sampler_params = jax.jit(lambda p: jax.tree.map(lambda x: x.astype(dt), p))(self.state["params"])
+
+    @property
+    def sampler_params(self):
+        return self._sampler_params
+
+    def policy_sampler(self, temperature: float, frozen_params=None) -> PolicySampler:
+        """A ``PolicySampler`` reading the current weights (or ``frozen_params``) at ``temperature``.
+
+        All samplers of one engine share one call counter through ``self.sampler_calls`` so
+        every call draws fresh keys, deterministically per seed (also across resume).
+        """
+        get = (lambda: frozen_params) if frozen_params is not None else (lambda: self._sampler_params)
+        engine = self
+
+        class _Counted(PolicySampler):
+            def sample(self, *a, **kw):
+                self.calls = engine.sampler_calls
+                out = super().sample(*a, **kw)
+                engine.sampler_calls = self.calls
+                return out
+
+        return _Counted(self.sampler, self.tokenizer, get, int(self.cfg.seed), temperature)
+
+    def frozen_copy(self):
+        """Sampler-dtype copy of the current weights (a frozen worker / reference policy)."""
+        return jax.tree.map(lambda x: x.copy(), self._sampler_params)
+
+    # ---------------------------------------------------------------- training
+    def train(self, batch: Mapping, objectives: Mapping) -> dict:
+        """One optimiser update on ``batch`` (``skillax.rl.objectives`` format). Returns metrics."""
+        from skillax.rl import train_step as ts
+
+        t0 = time.perf_counter()
+        key = tuple(sorted(objectives.items()))
+        if key not in self._train_steps:
+            self._train_steps[key] = ts.make_train_step(
+                self.model_cfg, dict(objectives), self.optimizer, dtype=self.compute_dtype,
+                micro_batch=self.train_cfg.micro_batch, remat=self.train_cfg.remat,
+                chunk_size=self.train_cfg.logprob_chunk, temperature=float(self.cfg.rl.temperature),
+                trainable_layers=self.train_cfg.trainable_layers)
+        step_fn = self._train_steps[key]
+        device_batch = {k: v for k, v in batch.items() if k not in ("num_rows", "dropped_truncated")}
+        self.state, metrics = step_fn(self.state, device_batch)
+        metrics = {k: float(np.asarray(v)) for k, v in metrics.items()}
+        self._refresh_sampler_params()
+        metrics["time/update_s"] = time.perf_counter() - t0
+        return metrics
+
+    # ---------------------------------------------------------------- checkpoints
+    def save(self, step: int, host: Mapping[str, Any] | None = None, files: Mapping[str, bytes] | None = None):
+        host = dict(host or {})
+        host["sampler_calls"] = self.sampler_calls
+        self.checkpointer.save(int(step), self.state, host, files)
+
+    def restore(self) -> tuple[int, dict | None, dict]:
+        """Latest checkpoint -> (next step to run, host payload, files); (0, None, {}) when none."""
+        latest = self.checkpointer.latest_step()
+        if latest is None:
+            return 0, None, {}
+        state, host, files = self.checkpointer.restore(latest, target=self.state)
+        self.state = state
+        self.sampler_calls = int(host.get("sampler_calls", 0))
+        self._refresh_sampler_params()
+        return latest + 1, host, files
+
+    def close(self):
+        self.checkpointer.close()

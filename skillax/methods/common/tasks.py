@@ -1,0 +1,64 @@
+"""Task sources for the method loops: which environment, which split, a seeded stream.
+
+``env.name``: ``"textworld"`` (generated games; the embedded default when ../shared is
+absent), ``"alfworld"`` (the ../shared pack or an ``alfworld-download`` layout), or
+``"auto"`` (ALFWorld when its data is found, else TextWorld).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from skillax.agents.envs.base import Task
+from skillax.rl.data import make_iterator, task_dataset
+
+
+def resolve_env(name: str) -> str:
+    if name != "auto":
+        return name
+    from skillax.agents.envs.alfworld import default_data_dir
+
+    d = default_data_dir()
+    return "alfworld" if d else "textworld"
+
+
+def load_tasks(env_cfg, split: str, limit: int | None = None) -> list[Task]:
+    """Tasks of ``split`` for the configured environment (first ``limit`` after a seeded
+    shuffle when ``limit`` is set, so a small run still covers several families/types)."""
+    import random
+
+    name = resolve_env(env_cfg.name)
+    if name == "textworld":
+        from skillax.agents.envs.textworld_env import default_textworld_tasks
+
+        tw_split = {"valid_train": "train", "valid_seen": "valid", "valid_unseen": "test"}.get(split, split)
+        tasks = default_textworld_tasks(n_per_family=int(env_cfg.get("tw_games_per_family", 4)), split=tw_split)
+    elif name == "alfworld":
+        from skillax.agents.envs.alfworld import load_alfworld_tasks
+
+        tasks = load_alfworld_tasks(env_cfg.get("data_dir") or None, splits=[split])
+    else:
+        raise ValueError(f"env.name must be 'textworld', 'alfworld' or 'auto', got {env_cfg.name!r}")
+    if limit is not None and limit < len(tasks):
+        rng = random.Random(f"{split}-{limit}")
+        tasks = sorted(rng.sample(tasks, limit), key=lambda t: t.id)
+    return tasks
+
+
+class TaskStream:
+    """Seeded, repeating stream of tasks (grain) whose position goes into checkpoints."""
+
+    def __init__(self, tasks: Sequence[Task], seed: int):
+        if not tasks:
+            raise ValueError("TaskStream needs at least one task")
+        self.tasks = list(tasks)
+        self._it = make_iterator(task_dataset(list(range(len(self.tasks))), seed=seed))
+
+    def take(self, n: int) -> list[Task]:
+        return [self.tasks[int(next(self._it))] for _ in range(n)]
+
+    def get_state(self):
+        return self._it.get_state()
+
+    def set_state(self, state) -> None:
+        self._it.set_state(state)

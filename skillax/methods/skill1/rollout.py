@@ -1,0 +1,181 @@
+"""One Skill1 rollout batch: query -> retrieve -> rerank -> play -> reward -> distil.
+
+Reads like the paper's per-task procedure (DESIGN.md §1.3), run in lock-step over all
+``len(tasks) x G`` episodes so every policy call is one batched sampler call:
+
+1. the policy writes a retrieval query (prompt ends with an open ``<query>`` tag);
+2. a frozen MiniLM encoder scores library skills by cosine; keep cos >= threshold, top-K;
+3. the policy orders the candidates (``<rank>3,1,2</rank>``; skipped under 2 candidates);
+   the top-1 skill conditions play;
+4. multi-turn play (``<think>..</think><action>..</action>``, history of the last k steps)
+   until the game ends or the step cap; r(tau) = won;
+5. the policy reflects and emits the distil JSON.
+
+Library updates (EMA on all K retrieved, admission, merge, eviction) are applied by the
+caller after rewards are computed (``update_library``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+from skillax.agents.agent_loop import PlayConfig, Trajectory, play_episodes
+from skillax.agents.envs.base import Task
+from skillax.methods.common.rows import Generation
+from skillax.methods.skill1 import prompts, rewards
+from skillax.skills.parsers import DistilParse, RankParse, parse_distil, parse_query, parse_rank
+
+
+@dataclasses.dataclass
+class Episode:
+    """Everything one (task, rollout) produced; rewards filled by ``score_episodes``."""
+
+    index: int
+    group: int                 # task index within the step (GRPO group id)
+    task: Task
+    query_gen: Generation | None = None
+    query: str = ""
+    query_ok: bool = False
+    retrieved_ids: list[int] = dataclasses.field(default_factory=list)
+    retrieved_utilities: list[float] = dataclasses.field(default_factory=list)  # U at retrieval time
+    rank_gen: Generation | None = None
+    rank: RankParse | None = None
+    chosen_id: int | None = None
+    trajectory: Trajectory | None = None
+    play_gens: list[Generation] = dataclasses.field(default_factory=list)
+    distil_gen: Generation | None = None
+    distil: DistilParse | None = None
+    r: float = 0.0
+    r_rerank: float = 0.0
+    r_distil: float = 0.0
+    ret_released: float = 0.0
+
+    def generations(self) -> list[Generation]:
+        out = [g for g in (self.query_gen, self.rank_gen) if g is not None]
+        return out + self.play_gens + ([self.distil_gen] if self.distil_gen is not None else [])
+
+
+@dataclasses.dataclass(frozen=True)
+class RolloutConfig:
+    """Token budgets and retrieval knobs of one rollout (CPU default sizes; the ALFWorld
+    paper config raises them)."""
+
+    top_k: int = 5
+    threshold: float = 0.4
+    query_tokens: int = 24
+    rank_tokens: int = 16
+    action_tokens: int = 48
+    distil_tokens: int = 160
+    max_steps: int = 50
+    use_retrieval: bool = True
+    distil: bool = True
+
+
+def rollout(tasks: Sequence[Task], group_size: int, policy, library, index, pool,
+            play_cfg: PlayConfig, cfg: RolloutConfig) -> list[Episode]:
+    """Run ``len(tasks) * group_size`` episodes (episode e plays ``tasks[e // group_size]``)."""
+    eps = [Episode(index=e, group=e // group_size, task=tasks[e // group_size])
+           for e in range(len(tasks) * group_size)]
+    tok = policy.tokenizer
+
+    # 1. query
+    if cfg.use_retrieval:
+        qp = [prompts.query_prompt(tok, ep.task.goal) for ep in eps]
+        for ep, g in zip(eps, policy.sample(qp, objective="util", episodes=range(len(eps)),
+                                            max_new_tokens=cfg.query_tokens, stop_strings=["</query>"],
+                                            prefix=prompts.QUERY_PREFIX)):
+            q = parse_query(g.text)
+            ep.query_gen, ep.query, ep.query_ok = g, q.query, q.ok
+
+    # 2. dense retrieval (cos >= threshold, top-K); U read now (R_distill, NDCG gains)
+    searchable = [ep for ep in eps if ep.query_ok]
+    if searchable and len(index) > 0:
+        hits = index.search_batch([ep.query for ep in searchable], k=cfg.top_k, threshold=cfg.threshold)
+        for ep, h in zip(searchable, hits):
+            ep.retrieved_ids = [int(i) for i, _ in h]
+            u = library.utilities(ep.retrieved_ids)
+            ep.retrieved_ids = [i for i in ep.retrieved_ids if i in u]
+            ep.retrieved_utilities = [u[i] for i in ep.retrieved_ids]
+
+    # 3. rerank (only with >= 2 candidates: "<rank>none</rank>" otherwise, nothing generated)
+    to_rank = [ep for ep in eps if len(ep.retrieved_ids) >= 2]
+    if to_rank:
+        recs = {ep.index: library.get_many(ep.retrieved_ids) for ep in to_rank}
+        rp = [prompts.rerank_prompt(tok, ep.task.goal,
+                                    [(r.description_head, r.strategy) for r in recs[ep.index]])
+              for ep in to_rank]
+        gens = policy.sample(rp, objective="rerank", episodes=[ep.index for ep in to_rank],
+                             max_new_tokens=cfg.rank_tokens, stop_strings=["</rank>"],
+                             prefix=prompts.RANK_PREFIX)
+        for ep, g in zip(to_rank, gens):
+            ep.rank_gen = g
+            ep.rank = parse_rank(g.text, len(ep.retrieved_ids))
+    for ep in eps:
+        if ep.retrieved_ids:
+            first = ep.rank.permutation[0] if ep.rank is not None else 0
+            ep.chosen_id = ep.retrieved_ids[first]
+
+    # 4. play with the top-1 skill injected
+    chosen = library.get_many([ep.chosen_id for ep in eps if ep.chosen_id is not None])
+    by_id = {r.id: r for r in chosen}
+    skills = [[prompts.skill_text(by_id[ep.chosen_id].description_head, by_id[ep.chosen_id].strategy)]
+              if ep.chosen_id in by_id else [] for ep in eps]
+
+    def generate(msgs):
+        ids = [policy.encode(m) for m in msgs]
+        gens = policy.sample(ids, objective="util", episodes=[-1] * len(ids),
+                             max_new_tokens=cfg.action_tokens, stop_strings=["</action>"])
+        return [{"text": g.text, "generation": g} for g in gens]
+
+    trajs = play_episodes(pool, [ep.task for ep in eps], generate, skills=skills, cfg=play_cfg,
+                          max_steps=cfg.max_steps)
+    for ep, tr in zip(eps, trajs):
+        ep.trajectory = tr
+        for st in tr.steps:
+            g = st.gen["generation"]
+            g.episode = ep.index
+            ep.play_gens.append(g)
+
+    # 5. distil
+    if cfg.distil:
+        dp = [prompts.distil_prompt(tok, ep.task.goal, [s.action or "" for s in ep.trajectory.steps],
+                                    ep.trajectory.final_observation, ep.trajectory.won) for ep in eps]
+        for ep, g in zip(eps, policy.sample(dp, objective="distil", episodes=range(len(eps)),
+                                            max_new_tokens=cfg.distil_tokens, prefix=prompts.DISTIL_PREFIX)):
+            ep.distil_gen, ep.distil = g, parse_distil(g.text)
+    score_episodes(eps, play_cfg.invalid_penalty)
+    return eps
+
+
+def score_episodes(eps: Sequence[Episode], invalid_penalty: float) -> None:
+    """Fill r, R_rerank, R_distill and the released-code return of every episode."""
+    for ep in eps:
+        tr = ep.trajectory
+        ep.r = rewards.utility_reward(bool(tr.won) and not tr.failed)
+        if ep.rank is not None:
+            ep.r_rerank = rewards.rerank_reward(ep.rank.permutation, ep.retrieved_utilities, ep.rank.parsed_ok)
+        ep.r_distil = rewards.distil_reward(ep.r, ep.retrieved_utilities)
+        step_rewards = [s.reward for s in tr.steps]
+        if not step_rewards or (tr.won and sum(step_rewards) <= 0):
+            step_rewards = step_rewards + [ep.r]
+        ep.ret_released = rewards.released_code_return(step_rewards, tr.n_invalid, invalid_penalty)
+
+
+def update_library(eps: Sequence[Episode], library, step: int) -> dict:
+    """EMA on all K retrieved skills of each episode, then admission of successful distils.
+
+    Returns counts: admitted, merged, rejected, evicted.
+    """
+    counts = {"admitted": 0, "merged": 0, "rejected": 0, "evicted": 0}
+    for ep in eps:
+        if ep.retrieved_ids:
+            library.update_utilities(ep.retrieved_ids, ep.r)
+    for ep in eps:
+        if ep.distil is None:
+            continue
+        adm = library.admit(ep.distil, ep.r, scenario=ep.task.goal, step=step)
+        kind = {"inserted": "admitted", "merged": "merged"}.get(adm.status, "rejected")
+        counts[kind] += 1
+        counts["evicted"] += len(adm.evicted)
+    return counts

@@ -1,0 +1,132 @@
+"""The frozen SkillOS executor π_L: plays tasks with retrieved skills and judges its own episode.
+
+Two back-ends behind one batched ``chat(conversations, max_tokens, stop) -> texts``:
+
+* :class:`PolicyChat` -- a local frozen policy (a ``PolicySampler`` over a frozen copy of the
+  initial weights: SmolLM2 as curator *and* executor in the embedded setting);
+* :class:`WorkerChat` -- any :class:`~skillax.agents.workers.base.Worker` (an OpenAI-compatible
+  endpoint such as vLLM serving Qwen3-8B, as in the paper).
+
+Failures never raise out of :class:`Executor`: a prompt longer than the local model's
+budget or a failed endpoint request yields the empty text, is counted in
+``Executor.stats["errors"]``, and the play step parses no action (invalid, the episode most
+likely fails) -- so an executor outage shows up in r_task, never as a crash.
+"""
+from __future__ import annotations
+
+import collections
+from typing import Sequence
+
+from skillax.agents.agent_loop import PlayConfig, Trajectory, play_episodes
+from skillax.agents.envs.base import Task
+from skillax.methods.skillos.prompts import parse_self_judgement, self_judge_messages
+
+ACTION_STOP = "</action>"
+
+
+class PolicyChat:
+    """Local frozen policy as a chat back-end.
+
+    Args:
+      policy: a ``skillax.methods.common.policy.PolicySampler`` (its temperature is used).
+      max_len: the sampler's cache length; prompts with ``len + max_tokens > max_len`` are not
+        generated (empty text, counted as an error).
+    """
+
+    def __init__(self, policy, max_len: int):
+        self.policy = policy
+        self.max_len = int(max_len)
+
+    def chat(self, convs: Sequence[Sequence[dict]], max_tokens: int, stop: Sequence[str],
+             stats: collections.Counter) -> list[str]:
+        ids = [self.policy.encode(c) for c in convs]
+        ok = [i for i, p in enumerate(ids) if len(p) + max_tokens <= self.max_len]
+        out = [""] * len(convs)
+        stats["errors"] += len(convs) - len(ok)
+        stats["too_long"] += len(convs) - len(ok)
+        if ok:
+            gens = self.policy.sample([ids[i] for i in ok], objective="executor", episodes=[-1] * len(ok),
+                                      max_new_tokens=max_tokens, stop_strings=list(stop))
+            for i, g in zip(ok, gens):
+                out[i] = _restore_stop(g.text, stop, g.stop_reason == "stop")
+        return out
+
+
+class WorkerChat:
+    """A :class:`~skillax.agents.workers.base.Worker` (OpenAI-compatible or local) as back-end."""
+
+    def __init__(self, worker, temperature: float):
+        self.worker = worker
+        self.temperature = float(temperature)
+
+    def chat(self, convs: Sequence[Sequence[dict]], max_tokens: int, stop: Sequence[str],
+             stats: collections.Counter) -> list[str]:
+        comps = self.worker.chat([list(c) for c in convs], temperature=self.temperature,
+                                 max_tokens=int(max_tokens), stop=list(stop) or None)
+        out = []
+        for c in comps:
+            if not c.ok:
+                stats["errors"] += 1
+                out.append("")
+            else:  # OpenAI semantics cut the stop string: put it back so tags stay closed
+                out.append(_restore_stop(c.text, stop, c.finish_reason == "stop"))
+        return out
+
+
+def _restore_stop(text: str, stop: Sequence[str], stopped: bool) -> str:
+    if stopped and ACTION_STOP in stop and "<action>" in text and not text.rstrip().endswith(ACTION_STOP):
+        return text + ACTION_STOP
+    return text
+
+
+class Executor:
+    """π_L: batched play with skills in context + self-judged correctness.
+
+    Args:
+      backend: :class:`PolicyChat` or :class:`WorkerChat`.
+      play_cfg: play prompt/loop knobs (:class:`~skillax.agents.agent_loop.PlayConfig`).
+      action_tokens: max new tokens per play step. max_steps: extra episode cap (None: env's).
+      self_judge: ``"executor"`` (ask the executor yes/no about its episode; the paper's
+        self-judged 1_ξ) or ``"env"`` (use the environment's verdict: an oracle shortcut).
+      judge_tokens: max new tokens of the yes/no answer.
+    ``stats`` counts ``calls`` (chat batches), ``requests`` (conversations), ``errors``,
+    ``too_long``, ``judge_unparsed`` (self-judgements with neither yes nor no: taken as failure).
+    """
+
+    def __init__(self, backend, play_cfg: PlayConfig, *, action_tokens: int = 48, max_steps: int | None = None,
+                 self_judge: str = "executor", judge_tokens: int = 8):
+        if self_judge not in ("executor", "env"):
+            raise ValueError(f"self_judge must be 'executor' or 'env', got {self_judge!r}")
+        self.backend = backend
+        self.play_cfg = play_cfg
+        self.action_tokens = int(action_tokens)
+        self.max_steps = max_steps
+        self.self_judge = self_judge
+        self.judge_tokens = int(judge_tokens)
+        self.stats: collections.Counter = collections.Counter()
+
+    def _chat(self, convs, max_tokens, stop) -> list[str]:
+        self.stats["calls"] += 1
+        self.stats["requests"] += len(convs)
+        return self.backend.chat(convs, max_tokens, stop, self.stats)
+
+    def play(self, pool, tasks: Sequence[Task], skills: Sequence[Sequence[str]]) -> list[Trajectory]:
+        """One episode per task, each with its own skills list, in lock-step."""
+        def generate(prompts):
+            return self._chat(prompts, self.action_tokens, [ACTION_STOP])
+        return play_episodes(pool, list(tasks), generate, skills=[list(s) for s in skills],
+                             cfg=self.play_cfg, max_steps=self.max_steps)
+
+    def judge(self, trajs: Sequence[Trajectory], views: Sequence[str]) -> list[bool]:
+        """Self-judged correctness per episode (``self_judge`` mode); unparsable -> False."""
+        if self.self_judge == "env":
+            return [bool(t.won) and not t.failed for t in trajs]
+        texts = self._chat([self_judge_messages(t.goal, v) for t, v in zip(trajs, views)],
+                           self.judge_tokens, [])
+        out = []
+        for t in texts:
+            v = parse_self_judgement(t)
+            if v is None:
+                self.stats["judge_unparsed"] += 1
+            out.append(bool(v))
+        return out

@@ -42,6 +42,7 @@ MAX_NAME_CHARS = 64
 MAX_DESCRIPTION_CHARS = 1024
 MAX_BODY_CHARS = 262_144          # our sanity cap (largest real file in the corpus: 73,938 bytes)
 MAX_FRONTMATTER_CHARS = 65_536    # frontmatter larger than this is rejected before YAML sees it
+MAX_FLOW_DEPTH = 64               # '[' / '{' nesting allowed in frontmatter
 MAX_METADATA_NODES = 2_000        # bounds alias-expanded ("billion laughs") metadata
 ALLOWED_KEYS = ("name", "description", "metadata")
 
@@ -253,8 +254,39 @@ def split_frontmatter(text: str) -> tuple[str, str]:
         pos = nl + 1
 
 
+_FLOW_TOKEN_RE = re.compile(r"""\\.|[\[\]{}'"]""", re.S)
+
+
+def _flow_depth(yaml_text: str) -> int:
+    """Approximate '['/'{' nesting depth outside quoted scalars ('...' and "..." with escapes).
+
+    An apostrophe inside a plain scalar can hide brackets (under-count); that only lets PyYAML do
+    the work, bounded by MAX_FRONTMATTER_CHARS. What skillax writes is always counted exactly.
+    """
+    depth = best = 0
+    quote = None
+    for tok in _FLOW_TOKEN_RE.findall(yaml_text):
+        if quote is None:
+            if tok in "[{":
+                depth += 1
+                best = max(best, depth)
+            elif tok in "]}":
+                depth = max(depth - 1, 0)
+            elif tok in "'\"":
+                quote = tok
+        elif tok == quote:
+            quote = None
+    return best
+
+
 def _safe_yaml(yaml_text: str) -> Any:
-    """`yaml.safe_load`, mapping every YAML error to `SkillFormatError` with its first line."""
+    """`yaml.safe_load`, mapping every YAML error to `SkillFormatError` with its first line.
+
+    Frontmatter nesting '['/'{' more than MAX_FLOW_DEPTH deep is refused before parsing
+    (PyYAML's scanner is quadratic in that depth: 20k levels take seconds).
+    """
+    if ("[" in yaml_text or "{" in yaml_text) and _flow_depth(yaml_text) > MAX_FLOW_DEPTH:
+        raise SkillFormatError(f"YAML error: flow collections nested deeper than {MAX_FLOW_DEPTH} levels")
     try:
         return yaml.safe_load(yaml_text)
     except yaml.constructor.ConstructorError as e:

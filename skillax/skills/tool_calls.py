@@ -16,6 +16,9 @@ Counting (for r_fc, the share of calls that parsed and applied):
   (before the end or the next opening tag) and a closing tag with no opening tag each count as one
   malformed call. `total` = all of these; `applied` = calls that parsed, validated and changed
   the repo without error.
+* At most `max_calls` (default 64) blocks are read per output; if more follow, ONE extra call
+  with the error "too many tool calls ..." is counted in their place (so a flood of calls cannot
+  flood the changelog, and still lowers r_fc).
 * `r_fc = applied / total`; with **zero calls** `r_fc = empty_value`, **0.0 by default**: a curator
   that emits nothing earns no format credit (otherwise silence would be the safest policy).
 """
@@ -164,8 +167,14 @@ def _parse_block(raw: str) -> ToolCall:
                     raw, err)
 
 
-def parse_tool_calls(text: str) -> list[ToolCall]:
-    """All tool calls in an assistant output, in order (malformed ones carry `error`). Never raises."""
+MAX_CALLS = 64
+
+
+def parse_tool_calls(text: str, max_calls: int = MAX_CALLS) -> list[ToolCall]:
+    """Tool calls in an assistant output, in order (malformed ones carry `error`). Never raises.
+
+    At most `max_calls` are returned, plus one error entry standing for all calls beyond that.
+    """
     if not isinstance(text, str):
         return [ToolCall(None, None, "", f"output must be a string, got {type(text).__name__}")]
     cut = text.rfind("</think>")
@@ -174,6 +183,10 @@ def parse_tool_calls(text: str) -> list[ToolCall]:
     calls: list[ToolCall] = []
     start = None
     for m in _TAG_RE.finditer(text):
+        if len(calls) >= max_calls:
+            calls.append(ToolCall(None, None, "", f"too many tool calls: only the first {max_calls} "
+                                                  "are read; the rest are ignored"))
+            return calls
         if m.group() == "<tool_call>":
             if start is not None:
                 calls.append(ToolCall(None, None, text[start:m.start()],
@@ -184,17 +197,20 @@ def parse_tool_calls(text: str) -> list[ToolCall]:
         else:
             calls.append(_parse_block(text[start:m.start()]))
             start = None
-    if start is not None:
+    if start is not None and len(calls) < max_calls:
         calls.append(ToolCall(None, None, text[start:], "unclosed <tool_call> at end of output"))
+    elif start is not None:
+        calls.append(ToolCall(None, None, "", f"too many tool calls: only the first {max_calls} "
+                                              "are read; the rest are ignored"))
     return calls
 
 
 def apply_tool_calls(repo: SkillRepo, output: str | Sequence[ToolCall], *,
-                     step: int | None = None) -> ApplyReport:
+                     step: int | None = None, max_calls: int = MAX_CALLS) -> ApplyReport:
     """Parse (if given text) and apply calls to `repo` in order; each invalid call is logged in
     the repo changelog with its error and skipped. Returns per-call reports. Never raises for bad
     model output (disk errors propagate)."""
-    calls = parse_tool_calls(output) if isinstance(output, str) else list(output)
+    calls = parse_tool_calls(output, max_calls) if isinstance(output, str) else list(output)
     reports = []
     for i, call in enumerate(calls):
         if call.error is None:  # re-check calls built by hand

@@ -146,3 +146,13 @@ def test_normalise_name():
     assert normalise_name("-21risk-automation") == "21risk-automation"
     assert normalise_name("capsule_crm--x") == "capsule-crm-x"
     assert normalise_name("A" * 70 + "-b") == "a" * 64
+
+
+def test_deep_flow_nesting_refused_fast():
+    import time
+    t = time.perf_counter()
+    with pytest.raises(SkillFormatError, match="nested deeper than 64 levels"):
+        parse_skill_md("---\nname: a\ndescription: " + "[" * 20_000 + "\n---\n")
+    assert time.perf_counter() - t < 1.0
+    doc = SkillDoc("a", "[" * 1024, "")  # brackets inside a quoted scalar are not nesting
+    assert parse_skill_md(render_skill_md(doc)) == doc

@@ -100,3 +100,12 @@ def test_function_call_reward_over_rollout(repo):
     r2 = apply_tool_calls(repo, tc("delete_skill", name="b") + tc("delete_skill", name="a"))
     r3 = apply_tool_calls(repo, "nothing")
     assert function_call_reward([r1, r2, r3]) == pytest.approx(2 / 3)
+
+
+def test_flood_of_calls_is_capped(repo):
+    text = "".join(tc("delete_skill", name=f"s{i}") for i in range(200))
+    rep = apply_tool_calls(repo, text, max_calls=64)
+    assert rep.n_total == 65 and rep.n_applied == 0
+    assert rep.calls[-1].error.startswith("too many tool calls: only the first 64")
+    assert len(repo.read_changelog()) == 65
+    assert len(parse_tool_calls("<tool_call>" * 70, max_calls=64)) == 65

@@ -1,0 +1,237 @@
+"""One SkillOS training step's rollouts: Algorithm 1 over task groups, N rollouts each.
+
+For every group G = (x_1 .. x_|G|) and rollout n (DESIGN.md §1.2; SkillOS paper Alg. 1):
+
+    S_n <- ∅                                   (each rollout has its own repo, empty per group)
+    for i = 1 .. |G|:
+        S~ <- BM25(x_i, S_n)                   (top-k over name/description/body)
+        ξ_i <- π_L(x_i | S~)                   (frozen executor; skills in its play prompt)
+        1_ξ <- self-judged correctness
+        c_i ~ π_S(· | ξ_i, 1_ξ, S~)            (curator samples tool calls: TRAINED tokens)
+        S_n <- ApplyOps(S_n, c_i)              (per-call report; invalid calls skipped, logged)
+
+Everything runs in lock-step over all (group, rollout) pairs of the step: position i of every
+live rollout is one batched executor play and one batched curator sampler call. Rewards are
+filled afterwards by :func:`score_rollouts` (content judge batched over all final repos).
+
+Repos live on disk under ``root/<tag>-g<group>-n<rollout>/`` (``durable=False``: throw-away)
+and are closed over by the returned :class:`Rollout` records; ``state()`` of each is what
+checkpoints carry.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import pathlib
+import shutil
+import time
+from typing import Callable, Sequence
+
+from skillax.methods.common.rows import Generation
+from skillax.methods.skillos import prompts, rewards
+from skillax.methods.skillos.groups import TaskGroup
+from skillax.skills.evidence import EvidenceConfig, truncate_middle
+from skillax.skills.repo import SkillRepo
+from skillax.skills.retrieval import BM25Index
+from skillax.skills.tool_calls import ApplyReport, apply_tool_calls
+
+OP_KINDS = ("insert_skill", "update_skill", "delete_skill")
+
+
+@dataclasses.dataclass(frozen=True)
+class RolloutConfig:
+    """Knobs of one rollout (embedded-default sizes; the paper configs raise them).
+
+    top_k: skills retrieved per task. retrieval_fields: SKILL.md fields BM25 indexes.
+    curator_tokens: max new tokens of one curator call. curator_prefix: prefilled assistant
+    text (context, no loss; "" = none). max_prompt_tokens: curator prompt budget (the
+    trajectory view is cut in the middle to fit). evidence: trajectory view caps.
+    max_skill_chars: per retrieved skill in the curator prompt.
+    """
+
+    top_k: int = 3
+    retrieval_fields: tuple[str, ...] = ("name", "description", "body")
+    curator_tokens: int = 256
+    curator_prefix: str = ""
+    max_prompt_tokens: int = 1536
+    evidence: EvidenceConfig = EvidenceConfig(units_per_chunk=1, max_steps=8, max_traj_chars=1200)
+    max_skill_chars: int = 600
+
+
+@dataclasses.dataclass
+class TaskRecord:
+    """What position i of one rollout produced."""
+
+    task_id: str
+    retrieved: list[str]
+    success: bool
+    failed: bool
+    n_steps: int
+    judged: bool
+    evidence_tokens: int
+    prompt_tokens: int
+    generation: Generation | None
+    report: ApplyReport
+
+
+@dataclasses.dataclass
+class Rollout:
+    """One (group, rollout n): its repo, per-task records and rewards."""
+
+    index: int                  # position in the step (advantage row id)
+    group: int                  # group position in the step (advantage group id)
+    n: int                      # rollout index within its group
+    task_group: TaskGroup
+    repo: SkillRepo
+    records: list[TaskRecord] = dataclasses.field(default_factory=list)
+    repo_tokens: int = 0
+    evidence_tokens: int = 0
+    r_task: float = 0.0
+    r_fc: float = 0.0
+    r_cnt: float = 0.0
+    r_comp: float = 0.0
+    r: float = 0.0
+
+    def generations(self) -> list[Generation]:
+        return [rec.generation for rec in self.records if rec.generation is not None]
+
+    def reports(self) -> list[ApplyReport]:
+        return [rec.report for rec in self.records]
+
+    def ops(self) -> collections.Counter:
+        """Applied calls by function name plus ``invalid`` (calls not applied)."""
+        c = collections.Counter()
+        for rep in self.reports():
+            for call in rep.calls:
+                c[call.name if call.applied else "invalid"] += 1
+        return c
+
+
+def _steps(traj) -> list[tuple[str, str]]:
+    """(action, observation that followed) pairs of an agent_loop Trajectory."""
+    obs_after = [s.observation for s in traj.steps[1:]] + [traj.final_observation]
+    return [(s.action or "(no valid action)", o) for s, o in zip(traj.steps, obs_after)]
+
+
+def _outcome(traj) -> str:
+    end = "step cap reached" if traj.truncated else ("episode failed" if traj.failed else "episode ended")
+    return f"{traj.n_steps} steps, {end}"
+
+
+def fit_view(view: str, build_ids: Callable[[str], list[int]], budget: int) -> tuple[str, list[int]]:
+    """Largest middle-cut of ``view`` whose prompt ``build_ids(view)`` has <= ``budget`` tokens
+    (binary search on characters); the empty view when even that does not fit."""
+    ids = build_ids(view)
+    if len(ids) <= budget:
+        return view, ids
+    lo, hi, best = 0, len(view) - 1, None
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        cand = truncate_middle(view, mid)
+        c_ids = build_ids(cand)
+        if len(c_ids) <= budget:
+            best, lo = (cand, c_ids), mid + 1
+        else:
+            hi = mid - 1
+    return best if best is not None else ("", build_ids(""))
+
+
+def new_repo(root: pathlib.Path) -> SkillRepo:
+    """An empty, non-durable repo at ``root`` (any previous content removed)."""
+    if root.exists():
+        shutil.rmtree(root)
+    return SkillRepo(root, durable=False)
+
+
+def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor, pool,
+                 root: str | pathlib.Path, cfg: RolloutConfig, *, step: int = 0, tag: str = "train",
+                 timings: collections.Counter | None = None) -> list[Rollout]:
+    """Run Algorithm 1 for every group x rollout (module docstring).
+
+    Args:
+      groups: task groups of this step. n_rollouts: N rollouts per group (GRPO group size).
+      curator: ``PolicySampler`` of the trained policy (``sample``, ``encode``, ``tokenizer``).
+      executor: :class:`~skillax.methods.skillos.executor.Executor`.
+      pool: ``EnvPool`` for the groups' environment.
+      root: folder for the rollouts' repos. step: written to the repos' changelogs.
+      timings: Counter receiving ``executor_s``, ``curator_s``, ``retrieve_s`` (seconds).
+    Returns:
+      ``len(groups) * n_rollouts`` rollouts (group-major), rewards not yet filled.
+    """
+    if n_rollouts < 1:
+        raise ValueError(f"n_rollouts must be >= 1, got {n_rollouts}")
+    timings = collections.Counter() if timings is None else timings
+    root = pathlib.Path(root)
+    tok = curator.tokenizer
+    rolls = [Rollout(index=g * n_rollouts + n, group=g, n=n, task_group=grp,
+                     repo=new_repo(root / f"{tag}-g{g}-n{n}"))
+             for g, grp in enumerate(groups) for n in range(n_rollouts)]
+    for i in range(max(len(g) for g in groups)):
+        live = [r for r in rolls if i < len(r.task_group)]
+        tasks = [r.task_group.tasks[i] for r in live]
+
+        t0 = time.perf_counter()   # 1. BM25 retrieval from each rollout's own repo
+        retrieved = []
+        for r, task in zip(live, tasks):
+            if len(r.repo) == 0:
+                retrieved.append([])
+                continue
+            index = BM25Index.from_repo(r.repo, fields=cfg.retrieval_fields)
+            retrieved.append([r.repo.get(name) for name, _ in index.search(task.goal, k=cfg.top_k)])
+        timings["retrieve_s"] += time.perf_counter() - t0
+
+        t0 = time.perf_counter()   # 2. frozen executor plays with the retrieved skills
+        trajs = executor.play(pool, tasks, [[prompts.executor_skill_text(d) for d in docs] for docs in retrieved])
+        views = [prompts.trajectory_view(t.id, t.goal, _steps(tr), _outcome(tr), cfg.evidence)
+                 for t, tr in zip(tasks, trajs)]
+        judged = executor.judge(trajs, views)   # self-judged correctness
+        timings["executor_s"] += time.perf_counter() - t0
+
+        t0 = time.perf_counter()   # 3. curator samples tool calls
+        prompt_ids, shown = [], []
+        for r, task, docs, v, j in zip(live, tasks, retrieved, views, judged):
+            names = r.repo.names()
+
+            def build(view, task=task, docs=docs, j=j, names=names):
+                msgs = prompts.curator_messages(task.goal, j, view, docs, names,
+                                                max_skill_chars=cfg.max_skill_chars)
+                return prompts.curator_prompt_ids(tok, msgs, prefix=cfg.curator_prefix)
+            view, ids = fit_view(v, build, cfg.max_prompt_tokens)
+            prompt_ids.append(ids)
+            shown.append(view)
+        gens = curator.sample(prompt_ids, objective="curate", episodes=[r.index for r in live],
+                              max_new_tokens=cfg.curator_tokens, prefix=cfg.curator_prefix)
+        timings["curator_s"] += time.perf_counter() - t0
+
+        for r, task, docs, tr, j, view, ids, g in zip(live, tasks, retrieved, trajs, judged, shown,
+                                                       prompt_ids, gens):
+            report = apply_tool_calls(r.repo, g.text, step=step)   # 4. S <- ApplyOps(S, c_i)
+            ev = len(tok.encode(view, add_special_tokens=False)) if view else 0
+            r.records.append(TaskRecord(task.id, [d.name for d in docs], bool(tr.won) and not tr.failed,
+                                        bool(tr.failed), tr.n_steps, bool(j), ev, len(ids), g, report))
+    return rolls
+
+
+def score_rollouts(rolls: Sequence[Rollout], count_tokens: Callable[[str], int], judge=None,
+                   weights: rewards.RewardWeights = rewards.RewardWeights()) -> dict:
+    """Fill every rollout's reward terms and r (see :mod:`skillax.methods.skillos.rewards`).
+
+    Args:
+      count_tokens: text -> tokens (the curator tokenizer), for |S|.
+      judge: a ``ContentJudge`` or None (r_cnt off).
+    Returns: ``{"judge_s": seconds, "r_cnt_judge": "on" | "off"}``.
+    """
+    t0 = time.perf_counter()
+    scores = [None] * len(rolls)
+    if judge is not None:
+        verdicts = judge.judge([[r.repo.text(n) for n in r.repo.names()] for r in rolls])
+        scores = [v.score for v in verdicts]
+    for r, s in zip(rolls, scores):
+        r.repo_tokens = r.repo.size_tokens(count_tokens)
+        r.evidence_tokens = sum(rec.evidence_tokens for rec in r.records)
+        r.r_task = rewards.task_reward([rec.success for rec in r.records])
+        r.r_fc = rewards.function_call_reward(r.reports())
+        r.r_cnt = rewards.content_reward(s)
+        r.r_comp = rewards.compression_reward(r.repo_tokens, r.evidence_tokens)
+        r.r = rewards.total_reward(r.r_task, r.r_fc, r.r_cnt, r.r_comp, weights)
+    return {"judge_s": time.perf_counter() - t0, "r_cnt_judge": "on" if judge is not None else "off"}

@@ -126,15 +126,20 @@ def read_pack(path: str) -> list[dict]:
     return list(_read_pack_cached(os.path.abspath(path), os.path.getmtime(path)))
 
 
+_TASK_RULE = re.compile(r'"task"\s*:\s*\[\s*\{\s*"rhs"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
 def _goal_from_grammar(grammar: str, where: str) -> str:
-    try:
-        rhs = json.loads(grammar)["task"][0]["rhs"]
-    except (json.JSONDecodeError, KeyError, IndexError, TypeError) as e:
-        raise AlfWorldDataError(f"{where}: grammar has no 'task' rule ({type(e).__name__}: {e})") from None
-    m = re.match(r"^\s*Your task is to:\s*(.*?)\.?\s*$", rhs, re.S)
+    """The goal ALFWorld substituted into the grammar's ``task`` rule (the grammar is a
+    TextWorld ``.twl2`` text: ``grammar :: \"\"\" {json rules} \"\"\";``)."""
+    m = _TASK_RULE.search(grammar or "")
     if not m:
+        raise AlfWorldDataError(f"{where}: grammar has no 'task' rule")
+    rhs = json.loads(f'"{m.group(1)}"')
+    g = re.match(r"^\s*Your task is to:\s*(.*?)\.?\s*$", rhs, re.S)
+    if not g or not g.group(1):
         raise AlfWorldDataError(f"{where}: unexpected task rule {rhs!r}")
-    return m.group(1)
+    return g.group(1)
 
 
 def read_download_layout(root: str, splits: Iterable[str]) -> list[dict]:

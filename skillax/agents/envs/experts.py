@@ -110,6 +110,70 @@ def alfworld_expert(task: Task, logic: str = "wheel", max_steps: int = 60, use_c
     return rec
 
 
+def alfworld_experts(tasks: list[Task], n_workers: int = 2, logic: str = "wheel", max_steps: int = 60,
+                     use_cache: bool = True, root: str | None = None, chunk: int | None = None,
+                     reset_timeout_s: float = 600.0, step_timeout_s: float = 300.0) -> list[ExpertRecord]:
+    """Planner experts for many ALFWorld games, played in ``n_workers`` processes
+    (:class:`~skillax.agents.envs.runner.EnvPool`, ``chunk`` games per lock-step batch,
+    default ``4 * n_workers``). Cached records are returned without playing; new ones are
+    cached unless they failed. A game whose worker crashed or timed out gets a record with
+    ``won=False`` and ``error`` set. ``seconds`` is the batch's wall time shared equally."""
+    from skillax.agents.envs import env_spec
+    from skillax.agents.envs.runner import EnvPool
+
+    out: list[ExpertRecord | None] = [None] * len(tasks)
+    todo = []
+    for i, t in enumerate(tasks):
+        path = _cache_path(t, f"planner-{logic}", root)
+        if use_cache and os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                out[i] = ExpertRecord.from_dict(json.load(f))
+        else:
+            todo.append(i)
+    chunk = chunk or 4 * max(1, n_workers)
+    spec = env_spec("alfworld", logic=logic, expert_plan=True, max_steps=max_steps)
+    with EnvPool(spec, n_workers, reset_timeout_s=reset_timeout_s, step_timeout_s=step_timeout_s) as pool:
+        for c in range(0, len(todo), chunk):
+            idx = todo[c:c + chunk]
+            t0 = time.perf_counter()
+            batch = [tasks[i] for i in idx]
+            steps: list[list[tuple[str, str]]] = [[] for _ in idx]
+            errors: list[str | None] = [None] * len(idx)
+            cur = pool.reset_batch(batch)
+            obs = [o for o, _ in cur]
+            infos = [info for _, info in cur]
+            for j, info in enumerate(infos):
+                if info.get("failed"):
+                    errors[j] = info["fail_reason"]
+            while not all(pool.done):
+                actions: list[str | None] = [None] * len(idx)
+                for j, info in enumerate(infos):
+                    if pool.done[j]:
+                        continue
+                    plan = info.get("expert_plan") or []
+                    if not plan:
+                        errors[j] = "expert has no action left before the game was won"
+                        pool.end_episodes([j])
+                        continue
+                    actions[j] = plan[0]
+                    steps[j].append((obs[j], plan[0]))
+                if all(pool.done):
+                    break
+                for j, (o, _, _, info) in enumerate(pool.step_batch(actions)):
+                    if actions[j] is not None:
+                        obs[j], infos[j] = o, info
+                        if info.get("failed"):
+                            errors[j] = info["fail_reason"]
+            secs = (time.perf_counter() - t0) / len(idx)
+            for j, i in enumerate(idx):
+                rec = ExpertRecord(tasks[i].id, tasks[i].goal, steps[j], obs[j], bool(infos[j].get("won")),
+                                   f"alfworld-planner-{logic}", secs, errors[j])
+                if use_cache and rec.error is None:
+                    atomic_write_text(_cache_path(tasks[i], f"planner-{logic}", root), json.dumps(rec.to_dict()))
+                out[i] = rec
+    return out  # type: ignore[return-value]
+
+
 def textworld_expert(task: Task, env=None) -> ExpertRecord:
     """Replay the walkthrough stored in ``task.payload["walkthrough"]`` (cheap; not cached)."""
     from skillax.agents.envs.textworld_env import TextWorldEnv

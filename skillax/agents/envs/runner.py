@@ -204,6 +204,12 @@ class EnvPool:
             out.append(s.last)
         return out
 
+    def end_episodes(self, slots: Sequence[int]) -> None:
+        """Mark episodes finished without calling their environments (e.g. the agent gave
+        up); later ``step_batch`` calls skip them."""
+        for i in slots:
+            self._slots[i].done = True
+
     @property
     def done(self) -> list[bool]:
         """Per-slot done flags of the current batch."""

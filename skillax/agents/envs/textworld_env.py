@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import tempfile
+import warnings
 from typing import Any, Iterable
 
 from skillax.agents.envs.base import (MAX_ACTION_CHARS, Task, atomic_write_text, cache_dir,
@@ -206,7 +207,10 @@ class TWGameEnv:
                                    admissible_commands=True, policy_commands=self.expert_plan,
                                    extras=self._extra_infos())
         self.close()
-        self._env = textworld.start(path, request_infos=infos, wrappers=self._wrappers())
+        with warnings.catch_warnings():
+            # jericho does not know generated games; textworld tracks score/won itself.
+            warnings.filterwarnings("ignore", message=".*is not fully supported.*")
+            self._env = textworld.start(path, request_infos=infos, wrappers=self._wrappers())
         self._path = path
 
     def reset(self, task: Task) -> tuple[str, dict]:

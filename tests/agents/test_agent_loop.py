@@ -1,0 +1,110 @@
+"""Agent loop host side: action parsing, prompt content, lock-step play with a scripted policy."""
+import pytest
+
+from skillax.agents.agent_loop import (PlayConfig, Trajectory, build_play_prompt, format_admissible,
+                                       parse_action, play_episodes)
+from skillax.agents.envs import EnvSpec, Task
+from skillax.agents.envs.runner import EnvPool
+
+from ._toy_env import ToyEnv
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("<think>the desk is near</think><action>go to desk 1</action>", ("go to desk 1", None)),
+    ("<think>a</think>\n<action>  take   mug 1\nfrom desk 1 </action>", ("take mug 1 from desk 1", None)),
+    ("Sure! <think>x</think> ok <action>look</action> and then I will win.", ("look", None)),
+    ("<think>x</think><action>look</action><action>go north</action>", ("look", None)),
+    ("<think>no action here</think>", (None, "missing_action_tag")),
+    ("<think>x</think><action>look", (None, "missing_action_tag")),
+    ("go to desk 1", (None, "missing_action_tag")),
+    ("<think>x</think><action>   </action>", (None, "empty_action")),
+    ("<think>x</think><action></action>", (None, "empty_action")),
+    ("<action>look</action>", ("look", "missing_think")),
+    ("<think>unclosed <action>look</action>", ("look", "missing_think")),
+    ("<think>x</think><action>" + "a" * 201 + "</action>", (None, "action_too_long")),
+    (None, (None, "missing_action_tag")),
+])
+def test_parse_action(text, expected):
+    assert parse_action(text) == expected
+
+
+def test_parse_action_without_think_requirement():
+    assert parse_action("<action>look</action>", require_think=False) == ("look", None)
+
+
+def test_prompt_contains_exactly_last_k_history():
+    history = [(f"obs-{i}", f"act-{i}") for i in range(5)]
+    cfg = PlayConfig(history_k=2)
+    sys_msg, user = build_play_prompt("find the coin", "obs-now", history, ["go north", "look"],
+                                      skills=["Always look first."], step=5, cfg=cfg)
+    assert sys_msg["role"] == "system" and "<think>" in sys_msg["content"] and "<action>" in sys_msg["content"]
+    text = user["content"]
+    assert [f"obs-{i}" in text for i in range(5)] == [False, False, False, True, True]
+    assert [f"act-{i}" in text for i in range(5)] == [False, False, False, True, True]
+    assert "[4] Obs: obs-3\nAction: act-3\n[5] Obs: obs-4\nAction: act-4" in text
+    assert "Task: find the coin" in text and "Skills:\n[1] Always look first." in text
+    assert "Step 6. Observation: obs-now" in text and "Admissible actions: go north; look" in text
+    none = build_play_prompt("g", "o", history, ["look"], cfg=PlayConfig(history_k=0))[1]["content"]
+    assert "Recent steps" not in none and "Skills" not in none
+    short = build_play_prompt("g", "o", history[:1], ["look"], cfg=cfg)[1]["content"]
+    assert "[1] Obs: obs-0\nAction: act-0" in short
+
+
+def test_caps_keep_prompt_compact():
+    cfg = PlayConfig(max_admissible=3, max_obs_chars=20, max_skill_chars=20, max_skills=1)
+    assert format_admissible(["a", "b", "help", "c", "d"], cfg) == "a; b; c; (+1 more)"
+    assert format_admissible(["a", "help"], cfg) == "a; help"
+    user = build_play_prompt("g", "x" * 100, [], [], skills=["s" * 100, "second"], cfg=cfg)[1]["content"]
+    assert "x" * 17 + "..." in user and "x" * 18 not in user
+    assert "s" * 17 + "..." in user and "second" not in user and "Admissible" not in user
+
+
+def _tasks(n):
+    return [Task(f"t{i}", "toy", "toy", "win the game") for i in range(n)]
+
+
+def test_play_episodes_with_scripted_policy():
+    """t0 wins at step 2; t1 answers badly (no tags, then no think) and times out at 5."""
+    calls = []
+
+    def generate(prompts):
+        calls.append(len(prompts))
+        out = []
+        for p in prompts:
+            u = p[1]["content"]
+            if u.startswith("Task: win the game") and "t0:" in u:
+                out.append({"text": "<think>ok</think><action>go</action>" if "Step 1." in u
+                            else "<think>now</think><action>win</action>", "ids": [1, 2]})
+            elif "Step 1." in u:
+                out.append("I refuse to use tags")
+            else:
+                out.append("<action>go</action>")
+        return out
+
+    spec = EnvSpec(f"{ToyEnv.__module__}:ToyEnv", {"max_steps": 5})
+    with EnvPool(spec, n_workers=0) as pool:
+        trajs = play_episodes(pool, _tasks(2), generate, skills=[["skill A"], []],
+                              cfg=PlayConfig(invalid_penalty=0.1))
+    t0, t1 = trajs
+    assert calls == [2, 2, 1, 1, 1]
+    assert (t0.won, t0.n_steps, t0.reward, t0.penalty, t0.score) == (True, 2, 1.0, 0.0, 1.0)
+    assert [s.action for s in t0.steps] == ["go", "win"] and t0.steps[0].gen == {"ids": [1, 2]}
+    assert "Skills:\n[1] skill A" in t0.steps[0].prompt[1]["content"]
+    assert (t1.won, t1.n_steps, t1.reward) == (False, 5, 0.0)
+    assert [s.invalid_reason for s in t1.steps] == ["missing_action_tag"] + ["missing_think"] * 4
+    assert t1.steps[0].action is None and t1.steps[0].env_invalid  # empty action played
+    assert t1.penalty == pytest.approx(0.5) and t1.n_invalid == 5
+    assert t1.steps[1].observation == "t1: t=1 trace=" and t1.final_observation == "t1: t=5 trace=,go,go,go,go"
+    d = t0.to_dict()
+    assert d["n_steps"] == 2 and d["reward"] == 1.0 and d["token_ids"] is None
+
+
+def test_play_episodes_checks_response_count():
+    spec = EnvSpec(f"{ToyEnv.__module__}:ToyEnv", {})
+    with EnvPool(spec, n_workers=0) as pool, pytest.raises(ValueError, match="1 responses for 2 prompts"):
+        play_episodes(pool, _tasks(2), lambda prompts: ["<think></think><action>go</action>"])
+
+
+def test_trajectory_defaults():
+    t = Trajectory("id", "goal")
+    assert (t.n_steps, t.reward, t.n_invalid, t.history()) == (0, 0.0, 0, [])

@@ -1,0 +1,90 @@
+"""EnvPool: crashes, exceptions and timeouts end one episode as failed; the others go on."""
+import time
+
+import pytest
+
+from skillax.agents.envs import EnvSpec, Task
+from skillax.agents.envs.runner import EnvPool
+
+from ._toy_env import ToyEnv
+
+SPEC = EnvSpec(f"{ToyEnv.__module__}:ToyEnv", {"max_steps": 5})
+
+
+def _tasks(n, **payload):
+    return [Task(f"t{i}", "toy", "toy", "reach the end", payload=dict(payload)) for i in range(n)]
+
+
+def test_in_process_pool_exceptions_and_skips():
+    with EnvPool(SPEC, n_workers=0) as pool:
+        obs = pool.reset_batch(_tasks(3))
+        assert [o for o, _ in obs] == ["t0: start", "t1: start", "t2: start"]
+        res = pool.step_batch(["go", "raise", "win"])
+        assert res[0][0] == "t0: t=1 trace=go" and res[0][2] is False
+        assert res[1][2] is True and res[1][3]["failed"] and "ValueError: boom" in res[1][3]["fail_reason"]
+        assert res[2][1] == 1.0 and res[2][2] is True and res[2][3]["won"]
+        res = pool.step_batch(["go", None, None])
+        assert res[0][0] == "t0: t=2 trace=go,go"
+        assert res[1][3]["skipped"] and res[2][3]["skipped"] and res[2][1] == 0.0
+        assert pool.done == [False, True, True]
+        with pytest.raises(ValueError, match="2 actions for 3"):
+            pool.step_batch(["go", "go"])
+
+
+def test_step_cap_marks_truncated():
+    with EnvPool(SPEC, n_workers=0, max_steps=2) as pool:
+        pool.reset_batch(_tasks(1))
+        assert pool.step_batch(["go"])[0][2] is False
+        obs, _, done, info = pool.step_batch(["go"])[0]
+        assert done and info["truncated"] and not info["won"]
+
+
+def test_crash_ends_one_episode_others_continue():
+    with EnvPool(SPEC, n_workers=3, step_timeout_s=30) as pool:
+        first = pool.reset_batch(_tasks(3))
+        pids = {info["pid"] for _, info in first}
+        assert len(pids) == 3  # one process per slot
+        res = pool.step_batch(["go", "crash", "go"])
+        assert res[1][2] is True and res[1][3]["failed"]
+        assert "worker process died (exit code 3)" in res[1][3]["fail_reason"]
+        assert [r[0] for r in (res[0], res[2])] == ["t0: t=1 trace=go", "t2: t=1 trace=go"]
+        res = pool.step_batch(["go", "go", "win"])
+        assert res[0][0] == "t0: t=2 trace=go,go" and res[1][3]["skipped"] and res[2][3]["won"]
+        assert pool.restarts == 1
+        # The restarted worker serves the next batch.
+        again = pool.reset_batch(_tasks(3))
+        assert [o for o, _ in again] == ["t0: start", "t1: start", "t2: start"]
+
+
+def test_crash_with_shared_worker_replays_the_other_episodes():
+    with EnvPool(SPEC, n_workers=1, step_timeout_s=30) as pool:
+        pool.reset_batch(_tasks(3))
+        pool.step_batch(["go", "go", "go"])
+        res = pool.step_batch(["go", "crash", "go"])
+        assert res[1][3]["failed"]
+        # slots 0 and 2 lived in the killed process; their state was restored by replay
+        assert res[0][0] == "t0: t=2 trace=go,go" and res[2][0] == "t2: t=2 trace=go,go"
+        res = pool.step_batch(["win", None, "go"])
+        assert res[0][0] == "t0: t=3 trace=go,go,win" and res[0][3]["won"]
+        assert res[2][0] == "t2: t=3 trace=go,go,go"
+
+
+def test_crash_during_reset():
+    tasks = _tasks(2)
+    tasks[1].payload["crash_on_reset"] = True
+    with EnvPool(SPEC, n_workers=2) as pool:
+        out = pool.reset_batch(tasks)
+        assert out[0][0] == "t0: start" and not out[0][1].get("failed")
+        assert out[1][1]["failed"] and "exit code 7" in out[1][1]["fail_reason"]
+        assert pool.step_batch(["win", "go"])[0][3]["won"]
+
+
+def test_step_timeout_is_honoured():
+    with EnvPool(SPEC, n_workers=2, step_timeout_s=1.0) as pool:
+        pool.reset_batch(_tasks(2))
+        t0 = time.monotonic()
+        res = pool.step_batch(["hang", "go"])
+        elapsed = time.monotonic() - t0
+        assert res[0][3]["failed"] and "timeout: step took longer than 1 s" in res[0][3]["fail_reason"]
+        assert res[1][0] == "t1: t=1 trace=go" and not res[1][2]
+        assert 1.0 <= elapsed < 10.0

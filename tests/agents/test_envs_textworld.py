@@ -1,0 +1,129 @@
+"""TextWorld: deterministic generation, walkthroughs win, invalid actions continue the game."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from skillax.agents.envs import Task
+from skillax.agents.envs.experts import textworld_expert
+from skillax.agents.envs.textworld_env import (TextWorldEnv, canonical_settings, default_textworld_tasks,
+                                               family_name, make_textworld_tasks, strip_banner)
+from skillax.agents.envs.runner import EnvPool
+from skillax.agents.envs import env_spec
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+_PLAY = r"""
+import json, sys
+from skillax.agents.envs.textworld_env import TextWorldEnv, make_textworld_tasks
+out = []
+for ch, st, seed in [("tw-cooking", {"recipe": 1, "take": 1, "go": 6}, 3), ("tw-treasure_hunter", {"level": 5}, 11)]:
+    task = make_textworld_tasks(ch, st, [seed], root=sys.argv[1])[0]
+    env = TextWorldEnv(root=sys.argv[1])
+    obs, info = env.reset(task)
+    rec = {"goal": task.goal, "walk": task.payload["walkthrough"], "obs": [obs], "adm": [info["admissible_commands"]]}
+    for a in task.payload["walkthrough"]:
+        obs, r, d, info = env.step(a)
+        rec["obs"].append(obs); rec["adm"].append(info["admissible_commands"])
+    rec["won"] = info["won"]
+    out.append(rec)
+print(json.dumps(out))
+"""
+
+
+def test_same_seed_same_game_across_processes(tmp_path):
+    """Two fresh generations (separate caches, different hash seeds) give the same game."""
+    procs = []
+    for run, hashseed in (("a", "1"), ("b", "2")):
+        env = {**os.environ, "PYTHONHASHSEED": hashseed, "PYTHONPATH": REPO}
+        procs.append(subprocess.Popen([sys.executable, "-c", _PLAY, str(tmp_path / run)], env=env,
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO))
+    outs = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-2000:]
+        outs.append(json.loads(out.strip().splitlines()[-1]))
+    a, b = outs
+    assert a == b
+    assert all(r["won"] for r in a) and len(a[0]["walk"]) >= 3
+
+
+def test_default_tasks_walkthroughs_win():
+    tasks = default_textworld_tasks(1)
+    assert {t.family for t in tasks} == {"tw-treasure_hunter/level=5", "tw-coin_collector/level=5",
+                                         "tw-cooking/open=True,take=1", "tw-cooking/go=6,take=1"}
+    env = TextWorldEnv()
+    for t in tasks:
+        rec = textworld_expert(t, env=env)
+        assert rec.won and rec.error is None, (t.id, rec)
+        assert 3 <= rec.n_steps <= 10
+        assert "$$" not in rec.steps[0][0] and t.goal in rec.steps[0][0]
+    # generation is cached: a second call returns the same tasks
+    assert [x.payload for x in default_textworld_tasks(1)] == [x.payload for x in tasks]
+
+
+@pytest.mark.slow
+def test_walkthroughs_win_20_games():
+    tasks = default_textworld_tasks(4, split="test")
+    tasks += make_textworld_tasks("tw-simple", {"rewards": "dense", "goal": "brief"}, range(4), split="test")
+    assert len(tasks) == 20
+    env = TextWorldEnv(max_steps=50)
+    won = [textworld_expert(t, env=env).won for t in tasks]
+    assert all(won), [t.id for t, w in zip(tasks, won) if not w]
+
+
+def test_invalid_actions_continue_the_game():
+    task = default_textworld_tasks(1)[0]  # treasure hunter, 3 steps
+    env = TextWorldEnv(max_steps=20)
+    obs, info = env.reset(task)
+    assert info["step"] == 0 and not info["invalid"] and info["admissible_commands"]
+    for action, reason in [("", "empty"), ("x" * 5000, "too_long"), ("dance wildly", "not_admissible")]:
+        obs, reward, done, info = env.step(action)
+        assert (info["invalid"], info["invalid_reason"], done, reward) == (True, reason, False, 0.0)
+    assert info["step"] == 3
+    walk = task.payload["walkthrough"]
+    for a in walk[:-1]:
+        _, _, done, info = env.step(a.upper() + ".")  # case and full stop are normalised
+        assert not info["invalid"] and not done
+    obs, reward, done, info = env.step(walk[-1])
+    assert done and info["won"] and reward == 1.0 and info["step"] == 3 + len(walk)
+    with pytest.raises(RuntimeError, match="after the episode ended"):
+        env.step("look")
+
+
+def test_step_cap():
+    task = default_textworld_tasks(1)[1]  # coin collector, 5 steps
+    env = TextWorldEnv(max_steps=2)
+    env.reset(task)
+    assert env.step("look")[2] is False
+    _, _, done, info = env.step("look")
+    assert done and info["truncated"] and not info["won"]
+
+
+def test_bad_settings_and_tasks():
+    with pytest.raises(ValueError, match="unknown TextWorld challenge"):
+        canonical_settings("tw-nope", {})
+    with pytest.raises(ValueError, match="unknown setting 'levle'"):
+        canonical_settings("tw-coin_collector", {"levle": 3})
+    assert family_name("tw-coin_collector", {"level": 1}) == "tw-coin_collector"
+    with pytest.raises(ValueError, match="not a TextWorld task"):
+        TextWorldEnv().reset(Task("x", "textworld", "f", "g"))
+    with pytest.raises(ValueError, match="split must be one of"):
+        default_textworld_tasks(1, split="dev")
+
+
+def test_strip_banner():
+    raw = "$$$$$$\\  $$\n \\$$$$$$  |\n\nHello!\n\n\n\n-= Room =-\nText.\n>  -= Room =-0/1\n"
+    assert strip_banner(raw) == "Hello!\n\n-= Room =-\nText."
+
+
+def test_pool_plays_textworld_in_workers():
+    tasks = default_textworld_tasks(1)
+    with EnvPool(env_spec("textworld"), n_workers=2) as pool:
+        pool.reset_batch(tasks)
+        walks = [t.payload["walkthrough"] for t in tasks]
+        for t in range(max(map(len, walks))):
+            res = pool.step_batch([w[t] if t < len(w) else None for w in walks])
+        assert all(r[3]["won"] for r in res)

@@ -8,7 +8,8 @@
   documents every score can be <= 0. We therefore return a document iff it shares at least one
   token with the query, ranked by BM25 score (ties: insertion order), not by score > 0.
 * `DenseIndex`: rows of L2-normalised embeddings (float32, D=384 for MiniLM); cosine = dot
-  product. Keeps cos >= threshold (0.4, Skill1) and the top-K (paper K=5; released code 3).
+  product. Keeps cos >= threshold (0.4, Skill1) and the top-K (paper K=5; released code 3),
+  ordered by cosine, ties by row order (insertion order, modulo swap-on-remove).
   Incremental: `add` / `remove` / `sync` encode only new or changed texts; removal swaps the
   last row in (no re-encoding). Batch queries are one matrix product.
 * `MiniLMEncoder`: sentence-transformers all-MiniLM-L6-v2 from the offline PyPI package
@@ -250,11 +251,16 @@ class DenseIndex:
             return []
         if not self._ids or k <= 0:
             return [[] for _ in queries]
-        sims = self.scores(self.encode(list(queries)))
+        sims = self.scores(self.encode(list(queries)))                   # (Q, N)
+        n = sims.shape[1]
+        if k < n:  # top-k candidates per row in O(N), then an exact ordering of those k
+            cand = np.argpartition(-sims, k - 1, axis=1)[:, :k]              # (Q, k)
+        else:
+            cand = np.broadcast_to(np.arange(n), sims.shape)
         out = []
-        for row in sims:
-            order = np.argsort(-row, kind="stable")[:k]
-            out.append([(self._ids[j], float(row[j])) for j in order if row[j] >= thr])
+        for row, c in zip(sims, cand):
+            c = c[np.lexsort((c, -row[c]))]                                 # score desc, then id order
+            out.append([(self._ids[j], float(row[j])) for j in c if row[j] >= thr])
         return out
 
     def search(self, query: str, k: int | None = None, threshold: float | None = None):

@@ -246,6 +246,8 @@ class SkillLibrary:
         """EMA for every retrieved id: U <- (1-alpha) U + alpha r; n += 1. Returns new {id: U}."""
         uniq = list(dict.fromkeys(int(i) for i in ids))
         r = float(reward)
+        if not math.isfinite(r):
+            raise ValueError(f"reward must be finite, got {reward!r}")
         with self.conn:
             self.conn.executemany(
                 "UPDATE skills SET utility = (1.0 - ?) * utility + ? * ?, count = count + 1 WHERE id = ?",
@@ -290,7 +292,7 @@ class SkillLibrary:
         if isinstance(distil, DistilParse):
             reason = None if distil.ok else f"invalid distil JSON: {distil.reason}"
             distil = distil.distil
-        if float(reward) < 1.0:
+        if not float(reward) >= 1.0:  # also rejects NaN
             return Admission("rejected", reason=f"task not solved (r={float(reward):g}); not admitted")
         if distil is None:
             return Admission("rejected", reason=reason or "no distil output")

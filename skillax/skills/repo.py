@@ -88,7 +88,7 @@ class SkillRepo:
       root: folder (created if missing when `create`).
       durable: fsync files and folders on every write (default True).
       strict_load: when opening an existing folder, raise `SkillRepoError` on any skill folder
-        whose SKILL.md is not strict-valid or whose name differs from the folder; when False such
+        (a sub-folder holding a SKILL.md; other entries are ignored) whose SKILL.md is not strict-valid or whose name differs from the folder; when False such
         folders are skipped and listed in `load_problems`.
     """
 
@@ -110,8 +110,9 @@ class SkillRepo:
     # ------------------------------------------------------------------ reading
     def _load(self, strict: bool) -> None:
         for entry in sorted(os.scandir(self.root), key=lambda e: e.name):
-            if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False):
-                continue
+            if entry.name.startswith(".") or not entry.is_dir(follow_symlinks=False) \
+                    or not os.path.lexists(os.path.join(entry.path, SKILL_FILE)):
+                continue  # not a skill folder (no SKILL.md)
             problem = None
             try:
                 path = self.path_of(entry.name)
@@ -150,7 +151,7 @@ class SkillRepo:
         return sorted(self._texts)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._texts
+        return isinstance(name, str) and name in self._texts
 
     def __len__(self) -> int:
         return len(self._texts)
@@ -160,9 +161,10 @@ class SkillRepo:
 
     def get(self, name: str) -> SkillDoc:
         """The skill called `name`; raises `SkillRepoError` if absent."""
+        if not isinstance(name, str):
+            raise SkillRepoError(f"skill name must be a string, got {type(name).__name__}")
         if name not in self._texts:
-            raise SkillRepoError(f"no skill named {name!r}" if isinstance(name, str)
-                                 else f"skill name must be a string, got {type(name).__name__}")
+            raise SkillRepoError(f"no skill named {name!r}")
         doc = self._docs.get(name)
         if doc is None:
             doc = self._docs[name] = parse_skill_md(self._texts[name])

@@ -23,6 +23,9 @@ def test_ema_hand_worked():
     assert lib.update_utilities([a, a], 0.0) == {a: pytest.approx(0.49875, abs=1e-15)}  # dup once
     assert lib.get(a).count == 3
     assert lib.update_utilities([a, 999], 1.0) == {a: pytest.approx(0.95 * 0.49875 + 0.05)}
+    with pytest.raises(ValueError, match="reward must be finite"):
+        lib.update_utilities([a], float("nan"))
+    assert lib.admit(LESSON, float("nan"), "x", step=0).status == "rejected"
 
 
 def test_ema_updates_are_row_updates(tmp_path):

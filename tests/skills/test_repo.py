@@ -102,6 +102,10 @@ def test_open_folder_with_bad_file(tmp_path):
         SkillRepo(root)
     r = SkillRepo(root, strict_load=False)
     assert len(r) == 0 and "differs" in r.load_problems[0]
+    (root / "bad" / "SKILL.md").unlink()
+    (root / "Not A Skill").mkdir()
+    (root / "README.md").write_text("x")
+    assert SkillRepo(root).names() == []  # folders without SKILL.md and files are ignored
 
 
 def test_size_tokens(repo):

@@ -38,19 +38,22 @@ class PlayConfig:
     """Knobs of the play prompt and loop.
 
     history_k: past steps shown (Skill1: 2). max_admissible: admissible actions listed
-    (None = all; the rest are summarised as "(+N more)"). max_obs_chars / max_skill_chars:
-    per-observation / per-skill character caps (truncated with "..."). max_skills: skills
-    injected. require_think: a response without a <think>...</think> block is invalid.
+    (None = all; the rest are summarised as "(+N more)"). max_obs_chars /
+    max_history_obs_chars / max_skill_chars: character caps of the current observation,
+    of each past observation and of each skill (truncated with "..."). max_skills: skills
+    injected. The defaults keep a first-step prompt near 400 tokens for the embedded 135M
+    default; GPU runs with 8B models raise them. require_think: a response without a <think>...</think> block is invalid.
     invalid_penalty: subtracted from the episode return once per invalid step (Skill1
     released code: 0.1). penalize_env_invalid: also penalise well-formed actions the game
     rejected as not admissible. max_action_chars: longer actions are invalid.
     """
 
     history_k: int = 2
-    max_admissible: int | None = 30
-    max_obs_chars: int = 600
-    max_skill_chars: int = 600
-    max_skills: int = 3
+    max_admissible: int | None = 20
+    max_obs_chars: int = 400
+    max_history_obs_chars: int = 150
+    max_skill_chars: int = 400
+    max_skills: int = 2
     require_think: bool = True
     invalid_penalty: float = 0.1
     penalize_env_invalid: bool = False
@@ -58,7 +61,7 @@ class PlayConfig:
     system_prompt: str = SYSTEM_PROMPT
 
     def __post_init__(self):
-        if self.history_k < 0 or self.max_skills < 0 or self.max_obs_chars < 16:
+        if self.history_k < 0 or self.max_skills < 0 or min(self.max_obs_chars, self.max_history_obs_chars) < 16:
             raise ValueError(f"invalid PlayConfig {self}")
         if self.max_admissible is not None and self.max_admissible < 1:
             raise ValueError(f"max_admissible must be None or >= 1, got {self.max_admissible}")
@@ -142,9 +145,13 @@ def build_play_prompt(goal: str, observation: str, history: Sequence[tuple[str, 
     shown = list(history)[-cfg.history_k:] if cfg.history_k else []
     if shown:
         first = len(history) - len(shown) + 1
-        lines = [f"[{first + j}] Obs: {_cap(o, cfg.max_obs_chars)}\nAction: {a}" for j, (o, a) in enumerate(shown)]
+        lines = [f"[{first + j}] Obs: {_cap(o, cfg.max_history_obs_chars)}\nAction: {a}"
+                 for j, (o, a) in enumerate(shown)]
         parts.append("Recent steps:\n" + "\n".join(lines))
-    parts.append(f"Step {step + 1}. Observation: {_cap(observation, cfg.max_obs_chars)}")
+    obs = observation.strip()
+    if goal.strip() and obs.startswith(goal.strip()):  # TextWorld intros repeat the objective
+        obs = obs[len(goal.strip()):].lstrip() or obs
+    parts.append(f"Step {step + 1}. Observation: {_cap(obs, cfg.max_obs_chars)}")
     if admissible:
         parts.append("Admissible actions: " + format_admissible(admissible, cfg))
     parts.append("Answer: <think>...</think><action>...</action>")

@@ -108,3 +108,8 @@ def test_play_episodes_checks_response_count():
 def test_trajectory_defaults():
     t = Trajectory("id", "goal")
     assert (t.n_steps, t.reward, t.n_invalid, t.history()) == (0, 0.0, 0, [])
+
+
+def test_observation_repeating_the_goal_is_shortened():
+    user = build_play_prompt("Find the coin.", "Find the coin.\n\n-= Attic =-\nDusty.", [], ["look"])[1]["content"]
+    assert "Step 1. Observation: -= Attic =-\nDusty." in user and user.count("Find the coin.") == 1

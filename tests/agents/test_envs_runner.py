@@ -88,3 +88,20 @@ def test_step_timeout_is_honoured():
         assert res[0][3]["failed"] and "timeout: step took longer than 1 s" in res[0][3]["fail_reason"]
         assert res[1][0] == "t1: t=1 trace=go" and not res[1][2]
         assert 1.0 <= elapsed < 10.0
+
+
+def test_worker_killed_while_idle_is_restored():
+    import os
+    import signal
+
+    with EnvPool(SPEC, n_workers=2) as pool:
+        pool.reset_batch(_tasks(2))
+        res = pool.step_batch(["go", "go"])
+        pid = res[0][3]["pid"]
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while pool._workers[0].proc.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        res = pool.step_batch(["go", "go"])
+        assert res[0][0] == "t0: t=2 trace=go,go" and res[0][3]["pid"] != pid and not res[0][2]
+        assert res[1][0] == "t1: t=2 trace=go,go" and pool.restarts == 1

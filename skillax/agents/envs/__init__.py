@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from skillax.agents.envs.base import (INFO_KEYS, MAX_ACTION_CHARS, Env, EnvSpec, Task,
+from skillax.agents.envs.base import (INFO_KEYS, MAX_ACTION_CHARS, Env, EnvSpec, Task, cache_dir,
                                       check_action, normalize_action)
 
 ENV_REGISTRY: dict[str, str] = {
@@ -24,10 +24,14 @@ _LAZY = {
     "EnvPool": "skillax.agents.envs.runner",
     "AlfWorldEnv": "skillax.agents.envs.alfworld",
     "load_alfworld_tasks": "skillax.agents.envs.alfworld",
+    "stratified_sample": "skillax.agents.envs.alfworld",
+    "AlfWorldDataError": "skillax.agents.envs.alfworld",
     "TextWorldEnv": "skillax.agents.envs.textworld_env",
     "make_textworld_tasks": "skillax.agents.envs.textworld_env",
     "default_textworld_tasks": "skillax.agents.envs.textworld_env",
     "expert_trajectory": "skillax.agents.envs.experts",
+    "alfworld_experts": "skillax.agents.envs.experts",
+    "ExpertRecord": "skillax.agents.envs.experts",
 }
 
 
@@ -44,5 +48,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["INFO_KEYS", "MAX_ACTION_CHARS", "Env", "EnvSpec", "Task", "check_action",
+__all__ = ["INFO_KEYS", "MAX_ACTION_CHARS", "Env", "EnvSpec", "Task", "cache_dir", "check_action",
            "normalize_action", "ENV_REGISTRY", "env_spec", *_LAZY]

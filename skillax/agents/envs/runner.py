@@ -277,13 +277,28 @@ class EnvPool:
 
     def _send(self, wi: int, items: list) -> None:
         w = self._workers[wi]
-        if w is None or not w.proc.is_alive():
-            if w is not None:
-                w.kill()
+        if w is not None and not w.proc.is_alive():  # died while idle: restore its episodes
+            w.kill()
+            self.restarts += 1
+            w = self._workers[wi] = None
+            items = self._replays(wi, items, {}) + list(items)
+        if w is None:
             w = self._workers[wi] = _Worker(self._ctx, self.spec)
         w.outstanding = list(items)
         w.current, w.began = None, time.monotonic()
         w.parent_conn.send(items)
+
+    def _replays(self, wi: int, items: list, out: dict) -> list:
+        """Replay items for the live episodes of worker ``wi`` that ``items`` does not reset
+        and that have not failed in this call (``out``)."""
+        resets = {it[1] for it in items if it[0] == "reset"}
+        reps = []
+        for s in range(wi, len(self._slots), self.n_workers):
+            st = self._slots[s]
+            if st.done or st.task is None or s in resets or out.get(s, ("ok",))[0] == "failed":
+                continue
+            reps.append(("replay", s, (st.task, list(st.actions))))
+        return reps
 
     def _execute_workers(self, items):
         out: dict[int, tuple[str, Any]] = {}
@@ -358,17 +373,8 @@ class EnvPool:
         self.restarts += 1
         out[slot] = ("failed", f"{reason} (while running {kind} of slot {slot})")
         rest = [it for it in w.outstanding if it[1] != slot]
-        pending = {it[1] for it in rest}
-        replays = []
-        for s in range(wi, len(self._slots), self.n_workers):
-            st = self._slots[s]
-            if s == slot or st.done or st.task is None or out.get(s, ("ok",))[0] == "failed":
-                continue
-            if s in pending and any(it[0] == "reset" for it in rest if it[1] == s):
-                continue  # will be reset anyway
-            replays.append(("replay", s, (st.task, list(st.actions))))
         self._workers[wi] = None
-        todo = replays + rest
+        todo = self._replays(wi, rest, out) + rest
         if todo:
             self._send(wi, todo)
         else:

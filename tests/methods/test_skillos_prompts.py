@@ -78,3 +78,21 @@ def test_fit_view_cuts_the_middle_to_the_budget():
     assert shown.startswith("Task [t]: x") and "[... truncated ...]" in shown
     assert shown.endswith("You see nothing.")
     assert fit_view(view, build, 10)[0] == ""          # nothing fits: empty view
+
+
+def test_fit_curator_prompt_drops_skills_then_names_then_refuses():
+    from skillax.methods.skillos.rollout import RolloutConfig, fit_curator_prompt
+
+    tok = tokenizer("smollm2")
+    big = [make_skill(f"s{i}", "D" * 500, "x " * 300) for i in range(3)]
+    names = [f"skill-{i}" for i in range(30)]
+    base = len(prompts.curator_prompt_ids(tok, prompts.curator_messages("g", True, "", [], [])))
+    with_names = len(prompts.curator_prompt_ids(tok, prompts.curator_messages("g", True, "", [], names)))
+    view, ids = fit_curator_prompt(tok, "g", True, "Step 1: > go", big, names,
+                                   RolloutConfig(max_prompt_tokens=with_names + 5, max_skill_chars=600))
+    assert len(ids) <= with_names + 5 and "Retrieved skills:\n(none)" in tok.decode(ids)
+    view, ids = fit_curator_prompt(tok, "g", True, "Step 1: > go", big, names,
+                                   RolloutConfig(max_prompt_tokens=base + 2))
+    assert "Skills in the repository: (empty)" in tok.decode(ids)
+    with pytest.raises(ValueError, match="max_prompt_tokens"):
+        fit_curator_prompt(tok, "g", True, "v", [], [], RolloutConfig(max_prompt_tokens=base - 10))

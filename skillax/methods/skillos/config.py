@@ -46,6 +46,7 @@ def skillos(env_name: str = "auto") -> ml_collections.ConfigDict:
     c.rl = config_defaults.rl()
     c.train = config_defaults.train(lr=1e-6, total_steps=100)
     c.sft = config_defaults.sft()
+    c.sft.max_len = 7168            # curator prompt (<= rollout.max_prompt_tokens) + tool calls
     c.sft.teacher = "rules"         # "rules" (expert trajectories) | "worker" (executor endpoint as teacher)
     c.sft.groups_per_stream = 2
     c.sft.unused_after = 4

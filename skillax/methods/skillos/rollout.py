@@ -136,6 +136,22 @@ def fit_view(view: str, build_ids: Callable[[str], list[int]], budget: int) -> t
     return best if best is not None else ("", build_ids(""))
 
 
+def fit_curator_prompt(tok, goal: str, judged: bool, view: str, docs, names, cfg: RolloutConfig
+                       ) -> tuple[str, list[int]]:
+    """Curator prompt ids within ``cfg.max_prompt_tokens``: the trajectory view is cut first
+    (:func:`fit_view`); if even the empty view does not fit, the retrieved skills and then the
+    name list are dropped. Raises ValueError when the bare prompt (system + tools) does not fit."""
+    for d, n in ((docs, names), ([], names), ([], [])):
+        def build(v, d=d, n=n):
+            msgs = prompts.curator_messages(goal, judged, v, d, n, max_skill_chars=cfg.max_skill_chars)
+            return prompts.curator_prompt_ids(tok, msgs, prefix=cfg.curator_prefix)
+        shown, ids = fit_view(view, build, cfg.max_prompt_tokens)
+        if len(ids) <= cfg.max_prompt_tokens:
+            return shown, ids
+    raise ValueError(f"the curator prompt without evidence has {len(ids)} tokens > rollout.max_prompt_tokens="
+                     f"{cfg.max_prompt_tokens}; raise it (and model.max_len)")
+
+
 def new_repo(root: pathlib.Path) -> SkillRepo:
     """An empty, non-durable repo at ``root`` (any previous content removed)."""
     if root.exists():
@@ -190,13 +206,7 @@ def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor
         t0 = time.perf_counter()   # 3. curator samples tool calls
         prompt_ids, shown = [], []
         for r, task, docs, v, j in zip(live, tasks, retrieved, views, judged):
-            names = r.repo.names()
-
-            def build(view, task=task, docs=docs, j=j, names=names):
-                msgs = prompts.curator_messages(task.goal, j, view, docs, names,
-                                                max_skill_chars=cfg.max_skill_chars)
-                return prompts.curator_prompt_ids(tok, msgs, prefix=cfg.curator_prefix)
-            view, ids = fit_view(v, build, cfg.max_prompt_tokens)
+            view, ids = fit_curator_prompt(tok, task.goal, j, v, docs, r.repo.names(), cfg)
             prompt_ids.append(ids)
             shown.append(view)
         gens = curator.sample(prompt_ids, objective="curate", episodes=[r.index for r in live],

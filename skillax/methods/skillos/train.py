@@ -144,8 +144,9 @@ def step_metrics(rolls, info: dict, gens, batch, adv, times: dict, executor_stat
 
 
 def curator_sft(engine, cfg, train_groups, workdir: pathlib.Path, executor) -> dict:
-    """Write warm-start transcripts (``sft_curator.jsonl``) and train on them when an SFT
-    trainer is available (``skillax.methods.common.sft_warmstart.sft_on_transcripts``)."""
+    """Curator warm start: demonstrations for the first ``sft.n_tasks`` tasks' groups
+    (``sft.teacher``: rule teacher over expert trajectories, or the executor endpoint), written
+    to ``sft_curator.jsonl``, then ``sft.steps`` SFT updates on them."""
     from skillax.methods.skillos import sft_data
 
     groups = []
@@ -170,15 +171,37 @@ def curator_sft(engine, cfg, train_groups, workdir: pathlib.Path, executor) -> d
     path = workdir / "sft_curator.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     stats = dict(stats, path=str(path))
-    try:
-        from skillax.methods.common.sft_warmstart import sft_on_transcripts
-    except ImportError:
-        stats["trained"] = False
-        return stats
-    if records:
-        stats.update(sft_on_transcripts(engine, cfg, [r["messages"] for r in records]))
-        stats["trained"] = True
-    return stats
+    if not records:
+        return {**stats, "skipped": "no demonstrations"}
+    return {**stats, **sft_on_transcripts(engine, cfg, [r["messages"] for r in records])}
+
+
+def sft_on_transcripts(engine, cfg, transcripts) -> dict:
+    """``cfg.sft.steps`` SFT updates (``engine.sft``: its own AdamW + warmup/cosine) on chat
+    transcripts with assistant-only loss masks (``render_with_masks``). Returns NLL first/last."""
+    from skillax.rl.data import make_iterator, sft_dataset
+    from skillax.tokenizers.chat import render_with_masks
+
+    tok = engine.tokenizer
+    mb = int(cfg.train.micro_batch)
+    ds = sft_dataset([{"messages": m} for m in transcripts], lambda m: render_with_masks(tok, m),
+                     batch_size=int(cfg.sft.batch_size), max_len=int(cfg.sft.max_len), seed=int(cfg.seed),
+                     pad_id=int(tok.pad_token_id or 0), drop_remainder=False)
+    it = make_iterator(ds)
+
+    def batches():
+        while True:
+            b = {k: np.asarray(v) for k, v in next(it).items()}
+            rows = b["tokens"].shape[0]
+            want = -(-rows // mb) * mb
+            if rows < want:  # pad a partial batch with empty rows (zero loss mask)
+                b = {k: np.concatenate([v, np.zeros((want - rows,) + v.shape[1:], v.dtype)]) for k, v in b.items()}
+            yield b
+
+    hist = engine.sft(batches(), lr=float(cfg.sft.lr), steps=int(cfg.sft.steps),
+                      warmup_ratio=float(cfg.sft.warmup_ratio))
+    return {"transcripts": len(transcripts), "sft_steps": len(hist), "nll_first": hist[0]["nll"],
+            "nll_last": hist[-1]["nll"], "seconds": sum(h["time_s"] for h in hist)}
 
 
 def export_repo(state: dict, folder: pathlib.Path) -> int:

@@ -77,7 +77,7 @@ def _reasoning(env_cfg, split: str) -> list[Task]:
     if split == "aime":
         d = env_cfg.get("aime_dir") or str(pathlib.Path(__file__).resolve().parents[3].parent / "shared/data/aime")
         tasks = reasoning.load_aime(d, missing_ok=False)
-        for t in tasks:   # AIME has no topic labels: one family, grouped by exam
+        for t in tasks:   # AIME has no topic labels: one family, groups in seeded order
             t.attributes.setdefault("topic", "aime")
         return tasks
     names = [s.strip() for s in str(env_cfg.get("rg_datasets") or "").split(",") if s.strip()] or None

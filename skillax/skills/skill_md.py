@@ -29,7 +29,6 @@ can never be `.`/`..`, contain `/`, or start with `-` (which shell tools read as
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import math
 import re
 from typing import Any, Mapping

@@ -336,7 +336,9 @@ class EnvPool:
                 item = next(it for it in w.outstanding if it[1] == slot)
                 w.outstanding.remove(item)
                 w.current, w.began = None, time.monotonic()
-                if item[0] != "replay":
+                if out.get(slot, ("ok",))[0] == "failed":
+                    pass  # its replay already failed; keep that reason
+                elif item[0] != "replay":
                     out[slot] = ("ok", payload) if status == "ok" else ("failed", payload)
                     self._record(item[0], slot, item[2], status)
                 elif status != "ok":

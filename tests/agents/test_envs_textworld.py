@@ -127,3 +127,27 @@ def test_pool_plays_textworld_in_workers():
         for t in range(max(map(len, walks))):
             res = pool.step_batch([w[t] if t < len(w) else None for w in walks])
         assert all(r[3]["won"] for r in res)
+
+
+def test_corrupt_cache_files_are_named(tmp_path):
+    from skillax.agents.envs.experts import _cache_path, alfworld_expert
+    from skillax.agents.envs.textworld_env import _game_paths, generate_game
+
+    settings = canonical_settings("tw-coin_collector", {"level": 2})
+    stem = _game_paths("tw-coin_collector", settings, 0, str(tmp_path))
+    os.makedirs(os.path.dirname(stem))
+    with open(stem + ".meta.json", "w") as f:
+        f.write("{oops")
+    with pytest.raises(ValueError, match=r"s0\.meta\.json: not valid JSON"):
+        generate_game("tw-coin_collector", settings, 0, str(tmp_path))
+    with open(stem + ".meta.json", "w") as f:
+        json.dump({"game_file": "x"}, f)
+    with pytest.raises(ValueError, match=r"meta\.json: missing field\(s\) \['objective'"):
+        generate_game("tw-coin_collector", settings, 0, str(tmp_path))
+    task = Task("valid_seen/x", "alfworld", "pick_and_place_simple", "put a mug in desk", payload={"pddl_problem": "p"})
+    path = _cache_path(task, "planner-wheel", str(tmp_path))
+    os.makedirs(os.path.dirname(path))
+    with open(path, "w") as f:
+        json.dump({"task_id": "valid_seen/x", "steps": [{"observation": "o"}]}, f)
+    with pytest.raises(ValueError, match=rf"{path}: malformed expert record"):
+        alfworld_expert(task, root=str(tmp_path))

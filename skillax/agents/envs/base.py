@@ -178,3 +178,19 @@ def atomic_write_text(path: str, text: str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def read_json(path: str, required: tuple[str, ...] = ()) -> Any:
+    """Load a JSON file; raise ValueError naming the file when it is not valid JSON or
+    (for an object) lacks one of ``required`` keys."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            obj = json.load(f)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}: not valid JSON ({e.msg} at line {e.lineno}); delete it to regenerate") from None
+    missing = [k for k in required if not isinstance(obj, dict) or k not in obj]
+    if missing:
+        raise ValueError(f"{path}: missing field(s) {missing}; delete it to regenerate")
+    return obj

@@ -22,7 +22,7 @@ import os
 import time
 from typing import Any
 
-from skillax.agents.envs.base import Task, atomic_write_text, cache_dir
+from skillax.agents.envs.base import Task, atomic_write_text, cache_dir, read_json
 
 
 @dataclasses.dataclass
@@ -68,6 +68,13 @@ def _cache_path(task: Task, tag: str, root: str | None) -> str:
     return os.path.join(root or cache_dir("experts"), f"{task.env}-{tag}", f"{key}.json")
 
 
+def _load_record(path: str) -> ExpertRecord:
+    try:
+        return ExpertRecord.from_dict(read_json(path))
+    except ValueError as e:
+        raise ValueError(f"{path}: {e}" if path not in str(e) else str(e)) from None
+
+
 def _play(env, task: Task, choose, max_steps: int, source: str) -> ExpertRecord:
     t0 = time.perf_counter()
     obs, info = env.reset(task)
@@ -95,8 +102,7 @@ def alfworld_expert(task: Task, logic: str = "wheel", max_steps: int = 60, use_c
 
     path = _cache_path(task, f"planner-{logic}", root)
     if use_cache and os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            return ExpertRecord.from_dict(json.load(f))
+        return _load_record(path)
     own = env is None
     env = env or AlfWorldEnv(max_steps=max_steps, logic=logic, expert_plan=True)
     try:
@@ -126,8 +132,7 @@ def alfworld_experts(tasks: list[Task], n_workers: int = 2, logic: str = "wheel"
     for i, t in enumerate(tasks):
         path = _cache_path(t, f"planner-{logic}", root)
         if use_cache and os.path.exists(path):
-            with open(path, encoding="utf-8") as f:
-                out[i] = ExpertRecord.from_dict(json.load(f))
+            out[i] = _load_record(path)
         else:
             todo.append(i)
     chunk = chunk or 4 * max(1, n_workers)

@@ -25,7 +25,7 @@ import warnings
 from typing import Any, Iterable
 
 from skillax.agents.envs.base import (MAX_ACTION_CHARS, Task, atomic_write_text, cache_dir,
-                                      check_action, normalize_action)
+                                      check_action, normalize_action, read_json)
 
 # Settings each challenge needs, with the defaults we fill in (textworld's argparse defaults).
 CHALLENGE_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -103,8 +103,8 @@ def generate_game(challenge: str, settings: dict[str, Any] | None, seed: int,
     stem = _game_paths(challenge, settings, int(seed), root)
     meta_path = stem + ".meta.json"
     if os.path.exists(meta_path):
-        with open(meta_path, encoding="utf-8") as f:
-            return json.load(f)
+        return read_json(meta_path, ("game_file", "objective", "walkthrough", "max_score", "challenge",
+                                     "settings", "seed"))
     os.makedirs(os.path.dirname(stem), exist_ok=True)
     tmp = tempfile.mkdtemp(dir=os.path.dirname(stem), prefix=".gen-")
     try:

@@ -40,7 +40,6 @@ def get_config():
     c.train.total_steps = 3
     c.train.micro_batch = 8
     c.train.length_buckets = (256, 384, 512, 768, 1024)
-    c.train.trainable_layers = 0
     c.sft.steps = 4
     c.sft.lr = 5e-5
     c.sft.batch_size = 8

@@ -44,7 +44,6 @@ def train(lr: float = 1e-6, total_steps: int = 100) -> ml_collections.ConfigDict
 
     micro_batch: rows per micro-batch (gradient accumulation over the rest of the batch).
     length_buckets: padded sequence lengths (one compiled train step per bucket).
-    trainable_layers: train only the top k decoder layers (0 = all); a CPU lever.
     """
     c = ml_collections.ConfigDict()
     c.lr = lr
@@ -56,7 +55,6 @@ def train(lr: float = 1e-6, total_steps: int = 100) -> ml_collections.ConfigDict
     c.remat = True
     c.logprob_chunk = 256
     c.length_buckets = (256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
-    c.trainable_layers = 0
     return c
 
 

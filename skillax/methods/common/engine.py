@@ -1,6 +1,6 @@
 """``PolicyEngine``: the policy's device side as one object for the method loops.
 
-Owns the trainer state ``{"params" (fp32 master), "opt_state", "step", "rng"}``, the jitted
+Owns the trainer state ``{"params" (fp32 master), "opt_state", "step"}``, the jitted
 train step per objective set, a bf16 (compute-dtype) copy of the weights for the sampler
 (refreshed after every update: one cast, no re-layout; the sampler reads it without another
 copy), and the orbax checkpointer (device state + host payload + file blobs).
@@ -40,15 +40,13 @@ class EngineConfig:
     remat: bool
     logprob_chunk: int
     length_buckets: tuple[int, ...]
-    trainable_layers: int  # train only the top k layers (0 = all)
 
     @classmethod
     def from_config(cls, c) -> "EngineConfig":
         return cls(lr=float(c.lr), total_steps=int(c.total_steps), warmup_ratio=float(c.warmup_ratio),
                    clip_norm=float(c.clip_norm), weight_decay=float(c.weight_decay),
                    micro_batch=int(c.micro_batch), remat=bool(c.remat), logprob_chunk=int(c.logprob_chunk),
-                   length_buckets=tuple(int(x) for x in c.length_buckets),
-                   trainable_layers=int(c.get("trainable_layers", 0)))
+                   length_buckets=tuple(int(x) for x in c.length_buckets))
 
 
 class PolicyEngine:
@@ -64,10 +62,13 @@ class PolicyEngine:
         self.optimizer = optim.make_optimizer(
             self.train_cfg.lr, max(self.train_cfg.total_steps, 1), warmup_ratio=self.train_cfg.warmup_ratio,
             weight_decay=self.train_cfg.weight_decay, clip_norm=self.train_cfg.clip_norm)
+        self.schedule = optim.make_schedule(self.train_cfg.lr, max(self.train_cfg.total_steps, 1),
+                                            warmup_ratio=self.train_cfg.warmup_ratio)
         params = jax.tree.map(lambda x: x.astype(jnp.float32), params)
         self.state = {"params": params, "opt_state": self.optimizer.init(params),
-                      "step": jnp.zeros((), jnp.int32), "rng": jax.random.key(int(cfg.seed))}
+                      "step": jnp.zeros((), jnp.int32)}
         self._sampler_params = None
+        self.ref_params = None  # frozen initial weights, created on first use (KL objectives)
         self._refresh_sampler_params()
         self.sampler = Sampler(model_cfg, tokenizer, max_len=int(cfg.model.max_len), dtype=self.compute_dtype,
                                buckets=Buckets())
@@ -112,25 +113,74 @@ class PolicyEngine:
         return jax.tree.map(lambda x: x.copy(), self._sampler_params)
 
     # ---------------------------------------------------------------- training
+    def _train_config(self, objectives: Mapping, num_rows: int):
+        from skillax.rl.train_step import TrainConfig
+
+        mb = self.train_cfg.micro_batch
+        if num_rows % mb:
+            raise ValueError(f"batch of {num_rows} rows is not a multiple of train.micro_batch={mb}")
+        return TrainConfig(objectives=tuple(sorted(objectives.items())),
+                           temperature=float(self.cfg.rl.temperature), chunk_size=self.train_cfg.logprob_chunk,
+                           num_micro_batches=num_rows // mb, compute_dtype=str(jnp.dtype(self.compute_dtype)),
+                           remat=self.train_cfg.remat, attn_impl="auto")
+
     def train(self, batch: Mapping, objectives: Mapping) -> dict:
-        """One optimiser update on ``batch`` (``skillax.rl.objectives`` format). Returns metrics."""
+        """One optimiser update on ``batch`` (``skillax.rl.objectives`` format). Returns metrics.
+
+        Objectives with a KL term use the frozen initial weights as the reference policy.
+        """
+        from skillax.rl import objectives as obj_lib
         from skillax.rl import train_step as ts
 
         t0 = time.perf_counter()
-        key = tuple(sorted(objectives.items()))
-        if key not in self._train_steps:
-            self._train_steps[key] = ts.make_train_step(
-                self.model_cfg, dict(objectives), self.optimizer, dtype=self.compute_dtype,
-                micro_batch=self.train_cfg.micro_batch, remat=self.train_cfg.remat,
-                chunk_size=self.train_cfg.logprob_chunk, temperature=float(self.cfg.rl.temperature),
-                trainable_layers=self.train_cfg.trainable_layers)
-        step_fn = self._train_steps[key]
         device_batch = {k: v for k, v in batch.items() if k not in ("num_rows", "dropped_truncated")}
-        self.state, metrics = step_fn(self.state, device_batch)
+        obj_lib.validate_batch(device_batch, objectives)
+        tcfg = self._train_config(objectives, int(np.shape(device_batch["tokens"])[0]))
+        if tcfg not in self._train_steps:
+            self._train_steps[tcfg] = ts.make_train_step(self.model_cfg, self.optimizer, tcfg,
+                                                         schedule=self.schedule)
+        step_fn = self._train_steps[tcfg]
+        if obj_lib.needs_reference(objectives):
+            if self.ref_params is None:
+                self.ref_params = self.frozen_copy()
+            self.state, metrics = step_fn(self.state, device_batch, self.ref_params)
+        else:
+            self.state, metrics = step_fn(self.state, device_batch)
         metrics = {k: float(np.asarray(v)) for k, v in metrics.items()}
         self._refresh_sampler_params()
         metrics["time/update_s"] = time.perf_counter() - t0
         return metrics
+
+    def sft(self, batches, *, lr: float, steps: int, warmup_ratio: float = 0.05) -> list[dict]:
+        """SFT warm start: ``steps`` updates over ``batches`` (an iterator of SFT batch dicts,
+        see ``rl.train_step.make_sft_step``) with their own AdamW + warmup/cosine schedule.
+        The RL optimiser state is re-initialised afterwards (the warm start is a separate
+        stage, as in the papers). Returns per-step metrics."""
+        from skillax.rl.train_step import TrainConfig, make_sft_step
+
+        opt = optim.make_optimizer(lr, max(steps, 1), warmup_ratio=warmup_ratio, clip_norm=self.train_cfg.clip_norm)
+        sched = optim.make_schedule(lr, max(steps, 1), warmup_ratio=warmup_ratio)
+        sft_state = {"params": self.state["params"], "opt_state": opt.init(self.state["params"]),
+                     "step": jnp.zeros((), jnp.int32)}
+        fns, out = {}, []
+        for _ in range(steps):
+            batch = next(batches)
+            B = int(np.shape(batch["tokens"])[0])
+            tcfg = TrainConfig(chunk_size=self.train_cfg.logprob_chunk,
+                               num_micro_batches=max(B // self.train_cfg.micro_batch, 1),
+                               compute_dtype=str(jnp.dtype(self.compute_dtype)), remat=self.train_cfg.remat,
+                               attn_impl="auto")
+            if tcfg not in fns:
+                fns[tcfg] = make_sft_step(self.model_cfg, opt, tcfg, schedule=sched)
+            t0 = time.perf_counter()
+            sft_state, m = fns[tcfg](sft_state, batch)
+            m = {k: float(np.asarray(v)) for k, v in m.items()}
+            m["time_s"] = time.perf_counter() - t0
+            out.append(m)
+        self.state = {"params": sft_state["params"], "opt_state": self.optimizer.init(sft_state["params"]),
+                      "step": jnp.zeros((), jnp.int32)}
+        self._refresh_sampler_params()
+        return out
 
     # ---------------------------------------------------------------- checkpoints
     def save(self, step: int, host: Mapping[str, Any] | None = None, files: Mapping[str, bytes] | None = None):

@@ -1,0 +1,47 @@
+"""The SFT warm-start stage for play policies (Skill1; SkillOS/Skill-α executors share it)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skillax.agents.envs import env_spec
+from skillax.methods.common import tasks as task_lib
+from skillax.methods.common.play_sft import play_demonstrations
+from skillax.rl.data import make_iterator, sft_dataset
+from skillax.tokenizers.chat import render_with_masks
+
+
+def play_sft_warmstart(engine, cfg, train_tasks, play_cfg=None) -> dict:
+    """Expert play transcripts -> ``cfg.sft.steps`` SFT updates on ``engine``.
+
+    Returns a summary: demo stats, first/last NLL, tokens, seconds.
+    """
+    from skillax.methods.skill1.loop import play_config
+
+    play_cfg = play_cfg or play_config(cfg)
+    name = task_lib.resolve_env(cfg.env.name)
+    tasks = list(train_tasks)[: int(cfg.sft.n_tasks)]
+    demos, stats = play_demonstrations(tasks, env_spec(name, max_steps=int(cfg.env.max_steps)), play_cfg,
+                                       max_steps=int(cfg.env.max_steps))
+    if not demos:
+        return {"skipped": "no expert demonstrations", **stats}
+    tok = engine.tokenizer
+    ds = sft_dataset([{"messages": m} for m in demos], lambda m: render_with_masks(tok, m),
+                     batch_size=int(cfg.sft.batch_size), max_len=int(cfg.sft.max_len), seed=int(cfg.seed),
+                     pad_id=int(tok.pad_token_id or 0), drop_remainder=False)
+    it = make_iterator(ds)
+
+    def batches():
+        while True:
+            b = next(it)
+            b = {k: np.asarray(v) for k, v in b.items()}
+            rows = b["tokens"].shape[0]
+            want = -(-rows // int(cfg.train.micro_batch)) * int(cfg.train.micro_batch)
+            if rows < want:  # pad the last partial batch with empty rows (zero loss mask)
+                b = {k: np.concatenate([v, np.zeros((want - rows,) + v.shape[1:], v.dtype)]) for k, v in b.items()}
+            yield b
+
+    hist = engine.sft(batches(), lr=float(cfg.sft.lr), steps=int(cfg.sft.steps),
+                      warmup_ratio=float(cfg.sft.warmup_ratio))
+    return {**stats, "transcripts": len(demos), "nll_first": hist[0]["nll"], "nll_last": hist[-1]["nll"],
+            "tokens_per_step": hist[-1]["tokens"], "seconds": sum(h["time_s"] for h in hist)}

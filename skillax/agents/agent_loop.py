@@ -42,10 +42,11 @@ class PlayConfig:
     max_history_obs_chars / max_skill_chars: character caps of the current observation,
     of each past observation and of each skill (truncated with "..."). max_skills: skills
     injected. The defaults keep a first-step prompt near 400 tokens for the embedded 135M
-    default; GPU runs with 8B models raise them. require_think: a response without a <think>...</think> block is invalid.
-    invalid_penalty: subtracted from the episode return once per invalid step (Skill1
-    released code: 0.1). penalize_env_invalid: also penalise well-formed actions the game
-    rejected as not admissible. max_action_chars: longer actions are invalid.
+    default; GPU runs with 8B models raise them. require_think: a response without a
+    <think>...</think> block is invalid. invalid_penalty: subtracted from the episode
+    return once per invalid step (Skill1 released code: 0.1). penalize_env_invalid: also
+    penalise well-formed actions the game rejected as not admissible. max_action_chars:
+    longer actions are invalid.
     """
 
     history_k: int = 2

@@ -1,0 +1,82 @@
+"""Skill-alpha config defaults at the paper's settings (DESIGN.md §1.1); configs/ shrink them.
+
+Keys (``configs/skill_alpha_*.py`` override):
+
+* ``setting``: "experience" | "document" | "reasoning". ``stage``: "train" (RL, then infer
+  + eval), "infer" (edit the stream with the current / restored editor, write z_T, eval),
+  "sft_data" (write SFT transcripts and stop).
+* ``steps``: RL steps; ``lanes``: units per step (independent skills editing the stream from
+  staggered offsets; the paper's batch of 8 units); ``checkpoint_every``.
+* ``unit``: G (``group_size``, paper 8), ``anchors_k`` (paper 1), ``graded`` (off), ``carry``
+  ("best" | "first" | "keep"), ``max_new_tokens`` (editor response), ``dedupe``,
+  ``zero_variance`` ("keep" | "drop").
+* ``evidence``: units_per_chunk 4, max_steps 8, max_traj_chars 3000, max_prompt_tokens 8192,
+  ``order`` ("round_robin" | "grouped"), ``n_evidence_per_family`` / ``n_anchor_per_family``.
+* ``worker``: ``kind`` "frozen" (a frozen copy of the initial editor weights, sampled by the
+  engine's sampler) | "openai" (``openai.*``); ``temperature`` (0 = greedy: the rollback
+  comparison then differs only by the skill), ``max_tokens`` (answers) / ``action_tokens``
+  (game turns).
+* ``judge``: ``kind`` "worker" (the frozen worker grades) | "openai"; ``max_retries``.
+* ``env`` (experience): name "auto" | "alfworld" | "textworld", splits, step cap, processes,
+  ``families`` (keep only these task families; empty = all).
+* ``reasoning``: reasoning-gym datasets, items per dataset; ``document``: path / questions.
+* ``skill``: name, description, initial rules of z_0.
+* ``infer``: temperature; ``eval``: held-out task count, repeats.
+* ``sft``: the deterministic / OpenAI teacher transcripts (``episodes``, ``teacher``).
+* ``rl``, ``train``: shared (``config_defaults``); paper lr 5e-7, temperature 1.0, entropy
+  0.001, KL off.
+"""
+from __future__ import annotations
+
+import ml_collections
+
+from skillax import config_defaults
+
+D = ml_collections.ConfigDict
+
+
+def skill_alpha(setting: str = "experience") -> ml_collections.ConfigDict:
+    c = config_defaults.base("skill_alpha")
+    c.setting = setting
+    c.stage = "train"
+    c.steps = 100
+    c.lanes = 8
+    c.checkpoint_every = 10
+    c.keep_checkpoints = 2
+    c.unit = D(dict(group_size=8, anchors_k=1, graded=False, carry="best", max_new_tokens=1024,
+                    dedupe=True, zero_variance="keep"))
+    c.evidence = D(dict(units_per_chunk=4, max_steps=8, max_traj_chars=3000, max_paragraph_chars=3000,
+                        max_prompt_tokens=8192, order="round_robin", n_evidence_per_family=8,
+                        n_anchor_per_family=16))
+    c.worker = D(dict(kind="frozen", temperature=0.0, max_tokens=512, action_tokens=64,
+                      openai=D(dict(model="", base_url="", api_key_env="OPENAI_API_KEY", max_concurrency=16,
+                                    cache_path=""))))
+    c.judge = D(dict(kind="worker", max_retries=2, max_tokens=512,
+                     openai=D(dict(model="", base_url="", api_key_env="OPENAI_API_KEY", max_concurrency=16,
+                                   cache_path=""))))
+    c.env = D(dict(name="auto", train_split="valid_train", eval_split="valid_unseen", max_steps=30, workers=0,
+                   tw_games_per_family=8, data_dir="", families=()))
+    c.play = D(dict(history_k=2, max_admissible=40, max_obs_chars=600, max_skill_chars=6000))
+    c.reasoning = D(dict(datasets=("basic_arithmetic", "chain_sum", "gcd", "lcm", "letter_counting",
+                                   "number_sorting"), n_per_dataset=24, eval_per_dataset=8))
+    c.document = D(dict(path="", questions=""))
+    c.skill = D(dict(name="", description="", initial_rules=()))
+    c.infer = D(dict(temperature=0.0, enabled=True))
+    c.eval = D(dict(n_tasks=64, repeats=1))
+    c.sft = D(dict(teacher="rule", episodes=3, temperature=0.7, max_tokens=1024,
+                   openai=D(dict(model="", base_url="", api_key_env="OPENAI_API_KEY", max_concurrency=4,
+                                 cache_path=""))))
+    c.rl = config_defaults.rl()
+    c.rl.temperature = 1.0
+    c.rl.entropy_coef = 0.001
+    c.rl.kl_coef = 0.0
+    c.rl.eps_high = 0.2
+    c.train = config_defaults.train(lr=5e-7, total_steps=100)
+    return c
+
+
+DEFAULT_SKILL = {
+    "experience": ("household-tasks", "Rules for solving text-game household tasks, learned from trajectories."),
+    "document": ("game-docs", "Rules distilled from the game documentation for answering questions about it."),
+    "reasoning": ("reasoning-tips", "Rules for solving short reasoning problems, learned from solved and failed traces."),
+}

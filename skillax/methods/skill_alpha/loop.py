@@ -1,0 +1,185 @@
+"""The Skill-alpha training loop (see the package docstring for the algorithm box)."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+import pathlib
+import time
+
+import numpy as np
+
+from skillax.methods.common.engine import PolicyEngine
+from skillax.methods.common.rows import build_batch
+from skillax.methods.skill_alpha import objectives as obj_lib
+from skillax.methods.skill_alpha import setting as setting_lib
+from skillax.methods.skill_alpha.evaluate import evaluate_skill
+from skillax.methods.skill_alpha.inference import action_histogram, infer, write_skill_folder
+from skillax.methods.skill_alpha.unit import UnitConfig, UnitInput, run_units
+from skillax.rl.metrics import MetricsWriter
+from skillax.skills.edits import ACTIONS
+from skillax.skills.rules import rules_of
+from skillax.skills.skill_md import SkillDoc, parse_skill_md, render_skill_md
+
+
+@dataclasses.dataclass
+class Lane:
+    """One skill being edited along the stream: z_{t-1}, the next chunk, and the pass number.
+    Lane i starts at chunk ``i * T // lanes``; at the end of the stream it restarts from z_0."""
+
+    index: int
+    position: int
+    epoch: int
+    skill: SkillDoc
+
+    def advance(self, new_skill: SkillDoc, n_items: int, z0: SkillDoc) -> None:
+        self.position += 1
+        self.skill = new_skill
+        if self.position >= n_items:
+            self.position, self.epoch, self.skill = 0, self.epoch + 1, z0
+
+    def to_host(self) -> dict:
+        return {"index": self.index, "position": self.position, "epoch": self.epoch,
+                "skill": render_skill_md(self.skill)}
+
+    @classmethod
+    def from_host(cls, d: dict) -> "Lane":
+        return cls(int(d["index"]), int(d["position"]), int(d["epoch"]), parse_skill_md(d["skill"]))
+
+
+def unit_config(cfg) -> UnitConfig:
+    u = cfg.unit
+    budget = min(int(cfg.evidence.max_prompt_tokens), int(cfg.model.max_len) - int(u.max_new_tokens))
+    return UnitConfig(group_size=int(u.group_size), anchors_k=int(u.anchors_k), graded=bool(u.graded),
+                      carry=str(u.carry), max_new_tokens=int(u.max_new_tokens), max_prompt_tokens=budget,
+                      temperature=float(cfg.rl.temperature), dedupe=bool(u.dedupe))
+
+
+def step_metrics(results, times: dict) -> dict:
+    """Per-step metrics: rollback reward, action mix, valid rate, r_ctrl, skips, budgets."""
+    live = [r for r in results if not r.skipped]
+    cands = [c for r in live for c in r.candidates]
+    n = max(len(cands), 1)
+    m = {"reward/mean": float(np.mean([c.reward for c in cands])) if cands else 0.0,
+         "units": len(results), "units_skipped": len(results) - len(live),
+         "valid_rate": sum(c.valid for c in cands) / n,
+         "parse_fail_rate": sum(c.edit.action is None for c in cands) / n}
+    for a in ACTIONS:
+        m[f"action/{a}"] = sum(c.valid and c.action == a for c in cands) / n
+    m["action/invalid"] = sum(not c.valid for c in cands) / n
+    m["r_ctrl"] = float(np.mean([r.r_ctrl for r in live])) if live else 0.0
+    edits = [c for c in cands if c.valid and c.action != "NOOP"]
+    m["r_edit"] = float(np.mean([c.r_edit for c in edits])) if edits else 0.0
+    m["edit_beats_ctrl"] = sum(c.r_edit > r.r_ctrl + 1e-9 for r in live for c in r.candidates
+                               if c.valid and c.action != "NOOP") / max(len(edits), 1)
+    m["carried_edits"] = sum(r.carry_index is not None for r in live)
+    m["worker_jobs"] = sum(r.worker_jobs for r in results)
+    m["prompt_tokens"] = float(np.mean([r.prompt_tokens for r in results]))
+    m["response_tokens"] = float(np.mean([len(c.generation.completion_ids) for r in results for c in r.candidates
+                                          if c.generation is not None] or [0]))
+    trunc = collections.Counter()
+    for r in results:
+        trunc.update(r.truncations)
+    for k in ("units_dropped", "prompt"):
+        m[f"trunc/{k}"] = trunc.get(k, 0)
+    m.update(times)
+    return m
+
+
+def _inputs(lanes, stream, cfg) -> list[UnitInput]:
+    out = []
+    for lane in lanes:
+        item = stream.items[lane.position]
+        anchors = stream.draw_anchors(item, int(cfg.unit.anchors_k), seed=int(cfg.seed), lane=lane.index,
+                                      epoch=lane.epoch)
+        out.append(UnitInput(lane.skill, item.units, anchors, item.kind, item.family, lane.index, item.index))
+    return out
+
+
+def run(cfg, workdir=None):
+    workdir = pathlib.Path(workdir or f"runs/skill_alpha_{cfg.setting}")
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "config.json").write_text(cfg.to_json_best_effort(indent=2))
+    engine = PolicyEngine.create(cfg, workdir)
+    worker = setting_lib.build_worker(cfg, engine)
+    z0 = setting_lib.initial_skill(cfg)
+    ucfg = unit_config(cfg)
+    st = setting_lib.build_setting(cfg, worker, z0, workdir, ucfg.max_prompt_tokens)
+    print(f"skill_alpha/{cfg.setting}: {json.dumps(st.info)}")
+    if cfg.stage == "sft_data":
+        from skillax.methods.skill_alpha.sft_data import write_sft_data
+
+        return write_sft_data(cfg, st.stream, z0, engine.tokenizer, workdir / "sft_data.jsonl", ucfg.max_prompt_tokens)
+    if cfg.stage not in ("train", "infer"):
+        raise ValueError(f"stage must be 'train', 'infer' or 'sft_data', got {cfg.stage!r}")
+
+    start, host, _ = engine.restore()
+    n_items, n_lanes = len(st.stream), int(cfg.lanes)
+    if host is not None:
+        lanes = [Lane.from_host(d) for d in host["lanes"]]
+        print(f"resumed from checkpoint: next step {start}")
+    else:
+        lanes = [Lane(i, (i * n_items) // n_lanes, 0, z0) for i in range(n_lanes)]
+    if cfg.stage == "train":
+        train(cfg, engine, st, lanes, z0, ucfg, start, workdir)
+    results = {"setting": st.info}
+    if cfg.infer.enabled:
+        editor = engine.policy_sampler(float(cfg.infer.temperature))
+        t0 = time.perf_counter()
+        z_t, history, trunc = infer(st.stream, editor, z0, temperature=float(cfg.infer.temperature),
+                                    max_new_tokens=ucfg.max_new_tokens, max_prompt_tokens=ucfg.max_prompt_tokens)
+        folder = write_skill_folder(workdir / "skill", z_t, history)
+        results["inference"] = {"folder": str(folder), "rules": len(rules_of(z_t).rules),
+                                "actions": action_histogram(history), "truncations": dict(trunc),
+                                "seconds": time.perf_counter() - t0}
+        print("inference:", json.dumps(results["inference"]))
+        if st.eval_tasks and int(cfg.eval.repeats) > 0:
+            results["eval"] = evaluate_skill(st.scorer, st.eval_tasks, z_t, repeats=int(cfg.eval.repeats))
+            print("eval:", json.dumps({k: results["eval"][k] for k in ("with_skill", "no_skill", "delta", "n")}))
+    (workdir / "results.json").write_text(json.dumps(results, indent=2))
+    close = getattr(st.scorer, "close", None)
+    if close:
+        close()
+    engine.close()
+    return results
+
+
+def train(cfg, engine, st, lanes, z0, ucfg, start, workdir) -> None:
+    """RL steps ``start .. cfg.steps - 1``: units of all lanes -> rewards -> one GRPO update."""
+    objectives = obj_lib.objective_configs(cfg.rl)
+    editor = engine.policy_sampler(float(cfg.rl.temperature))
+    writer = MetricsWriter(workdir / "metrics.jsonl", total_steps=int(cfg.steps), initial_step=start,
+                           bar_keys=("reward/mean", "valid_rate", "r_ctrl", "units_skipped"))
+    try:
+        for step in range(start, int(cfg.steps)):
+            t0 = time.perf_counter()
+            results, times = run_units(_inputs(lanes, st.stream, cfg), editor, st.scorer, ucfg)
+            for lane, res in zip(lanes, results):
+                lane.advance(res.carry, len(st.stream), z0)
+            gens, advs, rstats = obj_lib.training_rows(results, str(cfg.unit.zero_variance))
+            train_metrics = {}
+            if gens:
+                batch = build_batch(gens, advs, list(objectives), length_buckets=tuple(cfg.train.length_buckets),
+                                    rows_multiple=int(cfg.train.micro_batch),
+                                    drop_truncated=bool(cfg.rl.drop_truncated),
+                                    pad_id=int(engine.tokenizer.pad_token_id or 0))
+                train_metrics = engine.train(batch, objectives)
+                train_metrics["batch_len"] = int(batch["tokens"].shape[1])
+            m = step_metrics(results, times)
+            m.update({f"rows/{k}": v for k, v in rstats.items()})
+            m.update(train_metrics)
+            m["skill_rules/lane0"] = len(rules_of(lanes[0].skill).rules)
+            m["time/step_s"] = time.perf_counter() - t0
+            writer.write(step, m)
+            if (step + 1) % int(cfg.checkpoint_every) == 0 or step + 1 == int(cfg.steps):
+                engine.save(step, {"lanes": [lane.to_host() for lane in lanes]})
+    finally:
+        writer.close()
+    try:
+        from skillax.rl.plot import plot
+
+        plot(workdir / "metrics.jsonl", workdir / "metrics.png",
+             keys=["reward/mean", "valid_rate", "r_ctrl", "action/NOOP", "action/CREATE", "edit/loss"])
+    except Exception as e:  # plotting must never fail a finished run
+        print(f"plot skipped: {e}")

@@ -1,0 +1,214 @@
+"""Build a Skill-alpha setting from the config: worker, judge, anchored-query scorer, evidence
+stream and held-out tasks, for experience (ALFWorld / TextWorld), document and reasoning.
+
+* Worker ``kind="frozen"``: a :class:`~skillax.agents.workers.local.LocalWorker` over the
+  engine's sampler with a *copy* of the initial editor weights (``engine.frozen_copy()``), so
+  the worker stays frozen while the editor trains; ``kind="openai"``: an
+  :class:`~skillax.agents.workers.openai_compat.OpenAICompatWorker`.
+* Experience tasks: the training split's tasks of each family are shuffled with a seeded RNG;
+  the first ``n_evidence_per_family`` give evidence (worker + expert trajectories), the next
+  ``n_anchor_per_family`` are the anchored queries. ``env.name="auto"`` uses ALFWorld when
+  its data is found (``../shared``), else TextWorld.
+* The stream is cached as ``<workdir>/evidence_stream.json`` (worker trajectories are sampled
+  once; a resumed run reuses them).
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import pathlib
+import random
+from typing import Sequence
+
+from skillax.agents.envs.base import Task
+from skillax.methods.skill_alpha import anchors as anchors_mod
+from skillax.methods.skill_alpha import evidence_stream as es
+from skillax.methods.skill_alpha.config import DEFAULT_SKILL
+from skillax.methods.skill_alpha.prompts import skill_context
+from skillax.skills.evidence import EvidenceConfig
+from skillax.skills.rules import make_rule_body, with_rules
+from skillax.skills.skill_md import SkillDoc, make_skill
+
+
+@dataclasses.dataclass
+class Setting:
+    name: str
+    stream: es.EvidenceStream
+    scorer: object
+    eval_tasks: list[Task]
+    info: dict
+
+
+def evidence_config(cfg, max_prompt_tokens: int | None = None) -> EvidenceConfig:
+    e = cfg.evidence
+    return EvidenceConfig(units_per_chunk=int(e.units_per_chunk), max_steps=int(e.max_steps),
+                          max_traj_chars=int(e.max_traj_chars), max_paragraph_chars=int(e.max_paragraph_chars),
+                          max_prompt_tokens=int(max_prompt_tokens or e.max_prompt_tokens))
+
+
+def initial_skill(cfg) -> SkillDoc:
+    """z_0 from ``config.skill`` (name/description default per setting; rules may be empty)."""
+    name, desc = DEFAULT_SKILL[cfg.setting]
+    doc = make_skill(cfg.skill.get("name") or name, cfg.skill.get("description") or desc)
+    return with_rules(doc, make_rule_body(list(cfg.skill.get("initial_rules") or ())))
+
+
+def _openai(ocfg):
+    from skillax.agents.workers import OpenAICompatWorker
+
+    if not ocfg.model:
+        raise ValueError("an OpenAI-compatible worker needs openai.model (and base_url for vLLM/SGLang)")
+    return OpenAICompatWorker(model=ocfg.model, base_url=ocfg.base_url or None, api_key_env=ocfg.api_key_env,
+                              max_concurrency=int(ocfg.max_concurrency), cache_path=ocfg.cache_path or None)
+
+
+def build_worker(cfg, engine):
+    """The frozen worker (module docstring)."""
+    w = cfg.worker
+    if w.kind == "openai":
+        return _openai(w.openai)
+    if w.kind != "frozen":
+        raise ValueError(f"worker.kind must be 'frozen' or 'openai', got {w.kind!r}")
+    from skillax.agents.workers import LocalWorker
+
+    ps = engine.policy_sampler(float(w.temperature), frozen_params=engine.frozen_copy())
+
+    def generate_fn(prompt_ids, max_new_tokens, temperature, stop_strings):
+        gens = ps.sample(prompt_ids, objective="worker", episodes=list(range(len(prompt_ids))),
+                         max_new_tokens=max_new_tokens, stop_strings=stop_strings, temperature=temperature)
+        return [(g.completion_ids, g.stop_reason) for g in gens]
+
+    budget = int(cfg.model.max_len) - max(int(w.max_tokens), int(w.action_tokens))
+    return LocalWorker(engine.tokenizer, generate_fn, max_prompt_tokens=budget)
+
+
+def build_judge(cfg, worker):
+    from skillax.agents.judges import RubricJudge
+
+    j = cfg.judge
+    jw = worker if j.kind == "worker" else _openai(j.openai) if j.kind == "openai" else None
+    if jw is None:
+        raise ValueError(f"judge.kind must be 'worker' or 'openai', got {j.kind!r}")
+    return RubricJudge(jw, max_retries=int(j.max_retries), max_tokens=int(j.max_tokens))
+
+
+def play_config(cfg):
+    from skillax.agents.agent_loop import PlayConfig
+
+    p = cfg.play
+    return PlayConfig(history_k=int(p.history_k), max_admissible=int(p.max_admissible),
+                      max_obs_chars=int(p.max_obs_chars), max_skill_chars=int(p.max_skill_chars), max_skills=1)
+
+
+def split_by_family(tasks: Sequence[Task], n_evidence: int, n_anchor: int, seed: int
+                    ) -> tuple[list[Task], list[Task]]:
+    """Per family (seeded shuffle): first ``n_evidence`` -> evidence, next ``n_anchor`` -> anchors."""
+    fams: dict[str, list[Task]] = collections.defaultdict(list)
+    for t in sorted(tasks, key=lambda t: t.id):
+        fams[t.family].append(t)
+    ev, an = [], []
+    for f, ts in sorted(fams.items()):
+        random.Random(f"{seed}/{f}").shuffle(ts)
+        ev += ts[:n_evidence]
+        an += ts[n_evidence:n_evidence + n_anchor]
+    return ev, an
+
+
+def _experience(cfg, worker, z0, ecfg):
+    from skillax.methods.common import tasks as task_lib
+
+    env = task_lib.resolve_env(cfg.env.name)
+    scorer = anchors_mod.EnvScorer(worker, env, env_kwargs={"max_steps": int(cfg.env.max_steps)},
+                                   n_workers=int(cfg.env.workers), play_cfg=play_config(cfg),
+                                   max_steps=int(cfg.env.max_steps), temperature=float(cfg.worker.temperature),
+                                   max_tokens=int(cfg.worker.action_tokens))
+    keep = set(cfg.env.get("families") or ())
+
+    def load(split, limit=None):
+        ts = task_lib.load_tasks(cfg.env, split)
+        ts = [t for t in ts if not keep or t.family in keep]
+        if limit and limit < len(ts):  # seeded subset covering the families
+            ts = sorted(random.Random(f"{split}-{limit}").sample(ts, limit), key=lambda t: t.id)
+        return ts
+
+    eval_tasks = load(cfg.env.eval_split, int(cfg.eval.n_tasks) or None)
+
+    def stream():
+        train = load(cfg.env.train_split)
+        ev, an = split_by_family(train, int(cfg.evidence.n_evidence_per_family),
+                                 int(cfg.evidence.n_anchor_per_family), int(cfg.seed))
+        trajs = scorer.play([(skill_context(z0), t) for t in ev])
+        trajs = [None if tr.failed or any(s.gen.get("error") for s in tr.steps) else tr for tr in trajs]
+        if env == "alfworld":
+            from skillax.agents.envs.experts import alfworld_experts
+
+            experts = alfworld_experts(ev, n_workers=max(1, int(cfg.env.workers)))
+        else:
+            from skillax.agents.envs.experts import textworld_expert
+
+            experts = [textworld_expert(t) for t in ev]
+        return es.experience_stream(ev, trajs, experts, an, ecfg, order=cfg.evidence.order), \
+            {"env": env, "evidence_tasks": len(ev), "anchor_tasks": len(an),
+             "worker_evidence_success": sum(bool(t and t.won) for t in trajs) / max(len(trajs), 1)}
+    return env, scorer, eval_tasks, stream
+
+
+def _reasoning(cfg, worker, z0, ecfg):
+    from skillax.agents.envs.reasoning import reasoning_gym_tasks
+
+    r = cfg.reasoning
+    scorer = anchors_mod.ReasoningScorer(worker, temperature=float(cfg.worker.temperature),
+                                         max_tokens=int(cfg.worker.max_tokens))
+    eval_tasks = reasoning_gym_tasks(list(r.datasets), n_per_dataset=int(r.eval_per_dataset), split="test")
+    if int(cfg.eval.n_tasks):
+        eval_tasks = eval_tasks[: int(cfg.eval.n_tasks)]
+
+    def stream():
+        train = reasoning_gym_tasks(list(r.datasets), n_per_dataset=int(r.n_per_dataset), split="train")
+        ev, an = split_by_family(train, int(cfg.evidence.n_evidence_per_family),
+                                 int(cfg.evidence.n_anchor_per_family), int(cfg.seed))
+        scores = scorer.score([(skill_context(z0), t) for t in ev])
+        kept = [(t, s) for t, s in zip(ev, scores) if s.error is None]
+        st = es.reasoning_stream([t for t, _ in kept], [(s.answer, s.score) for _, s in kept], an, ecfg,
+                                 order=cfg.evidence.order)
+        return st, {"evidence_tasks": len(kept), "anchor_tasks": len(an),
+                    "worker_evidence_success": sum(s.score for _, s in kept) / max(len(kept), 1)}
+    return "reasoning", scorer, eval_tasks, stream
+
+
+def _document(cfg, worker, z0, ecfg):
+    from skillax.methods.skill_alpha.documents import load_document
+
+    name, text, questions = load_document(cfg.document)
+    scorer = anchors_mod.RubricScorer(worker, build_judge(cfg, worker), temperature=float(cfg.worker.temperature),
+                                      max_tokens=int(cfg.worker.max_tokens))
+    eval_tasks = [q for q in questions if q.split == "eval"]
+
+    def stream():
+        st = es.document_stream(name, text, questions, ecfg)
+        return st, {"document": name, "chars": len(text), "questions": len(questions)}
+    return name, scorer, eval_tasks, stream
+
+
+def build_setting(cfg, worker, z0: SkillDoc, workdir: pathlib.Path | None,
+                  max_prompt_tokens: int | None = None) -> Setting:
+    """Scorer, evidence stream (cached in ``workdir``) and held-out tasks for ``cfg.setting``."""
+    ecfg = evidence_config(cfg, max_prompt_tokens)
+    builders = {"experience": _experience, "reasoning": _reasoning, "document": _document}
+    if cfg.setting not in builders:
+        raise ValueError(f"setting must be one of {sorted(builders)}, got {cfg.setting!r}")
+    name, scorer, eval_tasks, make_stream = builders[cfg.setting](cfg, worker, z0, ecfg)
+    cache = pathlib.Path(workdir) / "evidence_stream.json" if workdir else None
+    info: dict = {"source": name}
+    if cache is not None and cache.exists():
+        stream = es.EvidenceStream.from_json(cache.read_text(encoding="utf-8"))
+        info["cached"] = True
+    else:
+        stream, more = make_stream()
+        info.update(more)
+        if cache is not None:
+            cache.write_text(stream.to_json(), encoding="utf-8")
+    if not len(stream):
+        raise ValueError(f"the {cfg.setting} evidence stream is empty")
+    info.update(chunks=len(stream), truncations=dict(stream.truncations))
+    return Setting(cfg.setting, stream, scorer, list(eval_tasks), info)

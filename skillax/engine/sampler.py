@@ -153,6 +153,25 @@ class Sampler:
             strings without a tokenizer -- all before anything is compiled.
         """
         sp = sampling or SamplingParams()
+        state, chunks, consts, T, n_new = self._fresh(prompts, sp, seed, step, reserve)
+        out, state = self._call(params, state, chunks, sp, consts, T, n_new, seed, step, turn=0)
+        out.group = np.repeat(np.arange(state.rows // sp.n, dtype=np.int32), sp.n)
+        if not return_state:
+            state.cache = None
+            return out
+        return out, state
+
+    def lower(self, params, prompts: Sequence[Sequence[int]], sampling: SamplingParams | None = None):
+        """``jax.stages.Lowered`` of the program ``generate`` would run (for HLO inspection;
+        allocates no cache)."""
+        sp = sampling or SamplingParams()
+        state, chunks, consts, T, n_new = self._fresh(prompts, sp, 0, 0, 0, allocate=False)
+        x, _, _ = self._pack(state, chunks, sp, consts, T, 0, 0, 0)
+        return self.programs.run.lower(params, state.cache, x, n_new=n_new,
+                                       use_stop_strings=consts["use_strings"])
+
+    def _fresh(self, prompts, sp: SamplingParams, seed, step, reserve, allocate: bool = True):
+        """Validate a fresh call (before compiling anything) and build its empty state."""
         prompts = [self._check_ids(p, f"prompts[{i}]") for i, p in enumerate(prompts)]
         if not prompts:
             raise ValueError("prompts is empty")
@@ -170,18 +189,15 @@ class Sampler:
         T, n_new = self._chunk_and_new(longest, sp.max_new_tokens, reserve)
         S = self.buckets.cache_len(T + n_new + reserve, self.max_len)
         consts = self._consts(sp)  # validates stop settings before compiling
-        cache = self.programs.new_cache(batch=B, length=S)
+        if allocate:
+            cache = self.programs.new_cache(batch=B, length=S)
+        else:
+            cache = jax.eval_shape(lambda: self.programs._new_cache(batch=B, length=S))
         state = SamplerState(
             cache=cache, rows=N, index=0, next_pos=np.zeros(B, np.int32),
             pending=np.zeros(B, np.int32), has_pending=np.zeros(B, bool),
             cut_from=np.full(B, S, np.int32), turn=0, seed=seed, step=step, sampling=sp)
-        chunks = rows + [None] * (B - N)
-        out, state = self._call(params, state, chunks, sp, consts, T, n_new, seed, step, turn=0)
-        out.group = np.repeat(np.arange(len(prompts), dtype=np.int32), sp.n)
-        if not return_state:
-            state.cache = None
-            return out
-        return out, state
+        return state, rows + [None] * (B - N), consts, T, n_new
 
     def continue_(self, state: SamplerState, new_token_chunks: Sequence[Sequence[int] | None],
                   params, sampling: SamplingParams | None = None, seed: int | None = None,
@@ -316,9 +332,9 @@ class Sampler:
                     pad_id=np.int32(pad), stop_bytes=sb, stop_lens=sl, tok_bytes=tb, tok_lens=tl,
                     use_strings=use_strings)
 
-    def _call(self, params, state: SamplerState, chunks, sp: SamplingParams, consts, T: int,
-              n_new: int, seed: int, step: int, turn: int):
-        """Pack the chunk, run the program, unpack outputs and the next state."""
+    def _pack(self, state: SamplerState, chunks, sp: SamplingParams, consts, T: int, seed: int,
+              step: int, turn: int):
+        """Left-pad the chunks into (B, T) and build the program's inputs (host numpy)."""
         B = len(chunks)
         tokens = np.full((B, T), consts["pad_id"], np.int32)
         valid = np.zeros((B, T), bool)
@@ -328,8 +344,7 @@ class Sampler:
                 valid[b, T - len(c):] = True
         active = np.array([c is not None for c in chunks])
         positions = state.next_pos[:, None] + np.maximum(np.cumsum(valid, axis=1) - 1, 0)
-        chunk_len = valid.sum(1).astype(np.int32)
-        next_pos = (state.next_pos + chunk_len).astype(np.int32)
+        next_pos = (state.next_pos + valid.sum(1)).astype(np.int32)
         x = StepInputs(
             tokens=tokens, valid=valid, positions=positions.astype(np.int32),
             cut_from=state.cut_from.astype(np.int32), active=active,
@@ -340,6 +355,13 @@ class Sampler:
             stop_ids=consts["stop_ids"], pad_id=consts["pad_id"], stop_bytes=consts["stop_bytes"],
             stop_lens=consts["stop_lens"], tok_bytes=consts["tok_bytes"],
             tok_lens=consts["tok_lens"])
+        return x, next_pos, active
+
+    def _call(self, params, state: SamplerState, chunks, sp: SamplingParams, consts, T: int,
+              n_new: int, seed: int, step: int, turn: int):
+        """Pack the chunk, run the program, unpack outputs and the next state."""
+        B = len(chunks)
+        x, next_pos, active = self._pack(state, chunks, sp, consts, T, seed, step, turn)
         t0 = time.perf_counter()
         dev, cache = self.programs.run(params, state.cache, x, n_new=n_new,
                                        use_stop_strings=consts["use_strings"])

@@ -1,0 +1,216 @@
+"""Sampling throughput: skillax's sampler beside transformers' ``generate``, and the HBM roofline.
+
+    python benchmarks/sampling.py --model qwen3-0.6b --batch 64 --prompt-len 256 --new-tokens 256
+    python benchmarks/sampling.py --model tiny --batch 4 --prompt-len 32 --new-tokens 16   # CPU check
+    python benchmarks/sampling.py --model smollm2-135m --batch 8 --prompt-len 400 --new-tokens 48 \
+        --turns 4 --obs-len 64 --reference none                                # continuation vs re-encode
+
+Random weights at the named shape (qwen3-0.6b / 1.7b / 8b, smollm2-135m, tiny) or at the
+shape of a HF folder's ``config.json``. Both sides sample at temperature 1 without
+truncation and with EOS disabled, so every row produces exactly ``--new-tokens`` tokens;
+tokens/s = batch x new tokens / wall time of one call (prefill included), median of
+``--repeats`` calls after a warm-up (ours: compile; theirs: torch.compile / cache warm-up).
+
+Limit (roofline): a decode step must read every weight and the KV cache of the average
+context (prompt + new/2) once, so tokens/s <= batch x bandwidth / (weight bytes + KV bytes);
+``--bandwidth`` defaults to the H200's 4.3e12 B/s (meaningless on CPU; pass the machine's).
+
+``--turns K`` also times a K-turn episode (each turn appends ``--obs-len`` new tokens): our
+``continue_`` (prefills only the new tokens) vs re-encoding the whole history every turn.
+
+Writes JSON lines to benchmarks/results/sampling.jsonl: name, shape, device, ours, reference,
+unit, limit, fraction_of_limit, command, date (+ details).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import pathlib
+import statistics
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from skillax.engine import Buckets, Sampler, SamplingParams
+from skillax.engine.hlo import compiled_text, weight_upcasts
+from skillax.models.config import NAMED_SHAPES, ModelConfig, named_config
+from skillax.models.params import init_params
+
+EXTRA_SHAPES = {
+    "smollm2-135m": dict(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_layers=30,
+                         num_heads=9, num_kv_heads=3, head_dim=64, tie_word_embeddings=True,
+                         qk_norm=False, rope_theta=100000.0, rms_norm_eps=1e-5,
+                         architecture="LlamaForCausalLM"),
+    "tiny": dict(vocab_size=4096, hidden_size=128, intermediate_size=384, num_layers=4,
+                 num_heads=4, num_kv_heads=2, head_dim=32, tie_word_embeddings=True),
+}
+RESULTS = pathlib.Path(__file__).resolve().parent / "results" / "sampling.jsonl"
+
+
+def model_config(name: str) -> ModelConfig:
+    if name in NAMED_SHAPES:
+        return named_config(name)
+    if name in EXTRA_SHAPES:
+        return ModelConfig(**EXTRA_SHAPES[name])
+    return ModelConfig.from_pretrained(name)
+
+
+def roofline_tokens_per_s(cfg: ModelConfig, batch: int, prompt: int, new: int, itemsize: int,
+                          bandwidth: float) -> tuple[float, float]:
+    """(tokens/s limit, bytes read per decode step) at the average context prompt + new/2."""
+    kv = 2 * cfg.num_layers * batch * (prompt + new / 2) * cfg.num_kv_heads * cfg.head_dim * itemsize
+    step_bytes = cfg.num_params() * itemsize + kv
+    return batch * bandwidth / step_bytes, step_bytes
+
+
+def time_ours(sampler, params, prompts, sp, repeats):
+    t0 = time.perf_counter()
+    sampler.generate(params, prompts, sp, seed=0)
+    compile_s = time.perf_counter() - t0
+    times, out = [], None
+    for r in range(repeats):
+        t0 = time.perf_counter()
+        out = sampler.generate(params, prompts, sp, seed=r + 1)
+        times.append(time.perf_counter() - t0)
+    assert int(out.lengths.min()) == sp.max_new_tokens
+    return statistics.median(times), compile_s
+
+
+def time_transformers(cfg, dtype_name, prompts_np, new, repeats, mode):
+    """Median seconds of HF ``generate`` (mode "eager" or "static": static cache + torch.compile)."""
+    import torch
+    import transformers
+
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    tdtype = {"bfloat16": torch.bfloat16, "float32": torch.float32}[dtype_name]
+    hf = cfg.to_hf_dict()
+    cls = transformers.Qwen3Config if hf["model_type"] == "qwen3" else transformers.LlamaConfig
+    hcfg = cls(**{k: v for k, v in hf.items() if k not in ("architectures", "model_type", "torch_dtype")})
+    with torch.device(dev):
+        model = transformers.AutoModelForCausalLM.from_config(hcfg, dtype=tdtype).eval()
+    ids = torch.tensor(prompts_np, device=dev)
+    kw = dict(input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=new,
+              min_new_tokens=new, do_sample=True, temperature=1.0, top_k=0, top_p=1.0,
+              eos_token_id=None, pad_token_id=0)
+    if mode == "static":
+        kw["cache_implementation"] = "static"
+        model.forward = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True)
+    times = []
+    with torch.no_grad():
+        for r in range(repeats + (2 if mode == "static" else 1)):
+            if dev == "cuda":
+                torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            model.generate(**kw)
+            if dev == "cuda":
+                torch.cuda.synchronize()
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times[(2 if mode == "static" else 1):])
+
+
+def multiturn(sampler, params, prompts, sp, turns, obs_len, vocab, repeats):
+    """Seconds per episode: continue_ vs re-encoding the full history each turn (greedy)."""
+    rng = np.random.default_rng(0)
+    obs = [[rng.integers(3, vocab, obs_len).tolist() for _ in prompts] for _ in range(turns - 1)]
+
+    def with_continue():
+        out, st = sampler.generate(params, prompts, sp, return_state=True)
+        for o in obs:
+            out, st = sampler.continue_(st, o, params)
+        return out
+
+    def reencode():
+        hist = [list(p) for p in prompts]
+        out = sampler.generate(params, hist, sp)
+        for o in obs:
+            hist = [h + out.tokens[i, :out.lengths[i]].tolist() + o[i] for i, h in enumerate(hist)]
+            out = sampler.generate(params, hist, sp)
+        return out
+
+    res = {}
+    for name, fn in (("continue", with_continue), ("reencode", reencode)):
+        fn()  # compile every bucket this episode touches
+        ts = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+        res[name] = statistics.median(ts)
+    return res
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="tiny")
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--prompt-len", type=int, default=32)
+    ap.add_argument("--new-tokens", type=int, default=16)
+    ap.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float32"])
+    ap.add_argument("--bandwidth", type=float, default=4.3e12, help="bytes/s (H200 HBM: 4.3e12)")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--reference", default="auto", help="auto | none | eager | static | eager,static")
+    ap.add_argument("--turns", type=int, default=0, help="also time a multi-turn episode")
+    ap.add_argument("--obs-len", type=int, default=64)
+    ap.add_argument("--out", default=str(RESULTS))
+    args = ap.parse_args(argv)
+
+    cfg = model_config(args.model)
+    dtype = jnp.dtype(args.dtype)
+    params = init_params(cfg, jax.random.key(0), dtype)
+    B, P, N = args.batch, args.prompt_len, args.new_tokens
+    max_len = P + N + max(0, args.turns - 1) * (args.obs_len + N + 64) + 64
+    buckets = Buckets(prompt=tuple(sorted({P, *Buckets().prompt})), new_tokens=tuple(sorted({N, *Buckets().new_tokens})))
+    sampler = Sampler(cfg, None, max_len=max_len, dtype=dtype, buckets=buckets)
+    prompts_np = np.random.default_rng(0).integers(3, cfg.vocab_size, (B, P))
+    prompts = prompts_np.tolist()
+    sp = SamplingParams(temperature=1.0, max_new_tokens=N, eos_ids=[])
+    device = jax.devices()[0].device_kind
+    upcasts = weight_upcasts(compiled_text(sampler, params, prompts, sp), params)
+    ours_s, compile_s = time_ours(sampler, params, prompts, sp, args.repeats)
+    ours = B * N / ours_s
+
+    modes = args.reference
+    if modes == "auto":
+        import torch
+        modes = "eager,static" if torch.cuda.is_available() else "eager"
+    refs = {}
+    for mode in [m for m in modes.split(",") if m and m != "none"]:
+        try:
+            refs[mode] = B * N / time_transformers(cfg, args.dtype, prompts_np, N, args.repeats, mode)
+        except Exception as e:  # noqa: BLE001 - a missing compiler must not hide our number
+            refs[mode] = f"failed: {type(e).__name__}: {str(e)[:200]}"
+    numeric = [v for v in refs.values() if isinstance(v, float)]
+    limit, step_bytes = roofline_tokens_per_s(cfg, B, P, N, dtype.itemsize, args.bandwidth)
+    shape = dict(model=args.model, batch=B, prompt_len=P, new_tokens=N, dtype=args.dtype)
+    common = dict(device=device, command="python " + " ".join([sys.argv[0], *(argv or sys.argv[1:])]),
+                  date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
+    rows = [dict(name="sampling", shape=shape, ours=round(ours, 2),
+                 reference=round(max(numeric), 2) if numeric else None, unit="tokens/s",
+                 limit=round(limit, 2), fraction_of_limit=round(ours / limit, 5),
+                 reference_detail={k: (round(v, 2) if isinstance(v, float) else v) for k, v in refs.items()},
+                 seconds_per_call=round(ours_s, 4), compile_seconds=round(compile_s, 2),
+                 ms_per_token_step=round(1000 * ours_s / N, 2), bytes_per_decode_step=int(step_bytes),
+                 bandwidth=args.bandwidth, fp32_weight_copies_in_program=upcasts, **common)]
+    if args.turns > 1:
+        mt = multiturn(sampler, params, prompts, SamplingParams(temperature=0, max_new_tokens=N, eos_ids=[]),
+                       args.turns, args.obs_len, cfg.vocab_size, args.repeats)
+        rows.append(dict(name="sampling_multiturn", shape={**shape, "turns": args.turns, "obs_len": args.obs_len},
+                         ours=round(mt["continue"], 3), reference=round(mt["reencode"], 3),
+                         unit="seconds/episode (ours: continue_, reference: re-encode history)",
+                         limit=None, fraction_of_limit=None,
+                         speedup=round(mt["reencode"] / mt["continue"], 2), **common))
+    out = pathlib.Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("a") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+            print(json.dumps(r))
+
+
+if __name__ == "__main__":
+    main()

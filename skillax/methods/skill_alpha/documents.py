@@ -160,7 +160,7 @@ def load_document(cfg_doc) -> tuple[str, str, list[Task]]:
     ``path`` is empty, else the given file and questions JSONL."""
     if not cfg_doc.get("path"):
         return "textworld-docs", textworld_documentation(), question_tasks(TEXTWORLD_QUESTIONS, "textworld-docs")
-    path = pathlib.Path(cfg_doc.path)
+    path = pathlib.Path(cfg_doc["path"])
     text = path.read_text(encoding="utf-8")
     qpath = cfg_doc.get("questions")
     if not qpath:

@@ -19,6 +19,7 @@ uses ``fold_in(fold_in(row_key, u), t)`` (u = 0 for a fresh call).
 from __future__ import annotations
 
 import collections
+import functools
 from typing import NamedTuple
 
 import jax
@@ -172,6 +173,23 @@ def run_program(params, cache: KVCache, x: StepInputs, *, cfg, n_new: int, dtype
     return out, st.cache
 
 
+def cache_shardings(cfg, mesh, batch: int) -> KVCache:
+    """``NamedSharding`` per cache leaf: batch over ("data", "fsdp") and KV heads over
+    "tensor" when the sizes divide, else replicated along that axis."""
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    from skillax.sharding import BATCH
+
+    nb = 1
+    for a in BATCH:
+        nb *= mesh.shape[a]
+    b = BATCH if batch % nb == 0 else None
+    kv = "tensor" if cfg.num_kv_heads % mesh.shape["tensor"] == 0 else None
+    kvs = NamedSharding(mesh, P(None, b, None, kv, None))
+    return KVCache(k=kvs, v=kvs, slot_valid=NamedSharding(mesh, P(b, None)),
+                   index=NamedSharding(mesh, P()))
+
+
 class Programs:
     """The jitted functions of one sampler, with a per-function trace (= compile) counter.
 
@@ -185,8 +203,18 @@ class Programs:
         self.counts: collections.Counter = collections.Counter()
         self.run = jax.jit(self._run, static_argnames=("n_new", "use_stop_strings"),
                            donate_argnames=("cache",))
-        self.new_cache = jax.jit(self._new_cache, static_argnames=("batch", "length"))
+        self._new_cache_fns: dict = {}
         self.grow = jax.jit(self._grow, static_argnames=("length",))  # new shape: no donation
+
+    def new_cache(self, *, batch: int, length: int, mesh=None) -> KVCache:
+        """Zeroed cache, created in place: on the default device, or sharded over ``mesh``
+        (batch over ("data", "fsdp") and KV heads over "tensor" where they divide)."""
+        key = (batch, length, mesh)
+        if key not in self._new_cache_fns:
+            shard = None if mesh is None else cache_shardings(self.cfg, mesh, batch)
+            self._new_cache_fns[key] = jax.jit(
+                functools.partial(self._new_cache, batch=batch, length=length), out_shardings=shard)
+        return self._new_cache_fns[key]()
 
     def _run(self, params, cache, x, *, n_new, use_stop_strings):
         self.counts["run"] += 1

@@ -37,7 +37,7 @@ from skillax.engine import stops
 from skillax.engine.buckets import Buckets
 from skillax.engine.decode import REASONS, Programs, StepInputs
 from skillax.engine.sampling import SamplingParams
-from skillax.models.kv_cache import KVCache
+from skillax.models.kv_cache import KVCache, init_cache
 
 
 @dataclasses.dataclass
@@ -83,6 +83,16 @@ class SamplerState:
     seed: int
     step: int
     sampling: SamplingParams
+
+
+def params_mesh(params):
+    """The ``Mesh`` of a sharded params tree (its embedding's ``NamedSharding``), else None.
+
+    The sampler creates its KV cache over the same devices, so it decodes with the trainer's
+    sharded params as they are (no copy, no gather)."""
+    sh = getattr(params["embed"], "sharding", None)
+    mesh = getattr(sh, "mesh", None)
+    return mesh if mesh is not None and mesh.size > 1 else None
 
 
 def default_eos_ids(cfg, tokenizer) -> tuple[int, ...]:
@@ -153,7 +163,7 @@ class Sampler:
             strings without a tokenizer -- all before anything is compiled.
         """
         sp = sampling or SamplingParams()
-        state, chunks, consts, T, n_new = self._fresh(prompts, sp, seed, step, reserve)
+        state, chunks, consts, T, n_new = self._fresh(prompts, sp, seed, step, reserve, params=params)
         out, state = self._call(params, state, chunks, sp, consts, T, n_new, seed, step, turn=0)
         out.group = np.repeat(np.arange(state.rows // sp.n, dtype=np.int32), sp.n)
         if not return_state:
@@ -170,7 +180,8 @@ class Sampler:
         return self.programs.run.lower(params, state.cache, x, n_new=n_new,
                                        use_stop_strings=consts["use_strings"])
 
-    def _fresh(self, prompts, sp: SamplingParams, seed, step, reserve, allocate: bool = True):
+    def _fresh(self, prompts, sp: SamplingParams, seed, step, reserve, allocate: bool = True,
+               params=None):
         """Validate a fresh call (before compiling anything) and build its empty state."""
         prompts = [self._check_ids(p, f"prompts[{i}]") for i, p in enumerate(prompts)]
         if not prompts:
@@ -190,9 +201,9 @@ class Sampler:
         S = self.buckets.cache_len(T + n_new + reserve, self.max_len)
         consts = self._consts(sp)  # validates stop settings before compiling
         if allocate:
-            cache = self.programs.new_cache(batch=B, length=S)
+            cache = self.programs.new_cache(batch=B, length=S, mesh=params_mesh(params))
         else:
-            cache = jax.eval_shape(lambda: self.programs._new_cache(batch=B, length=S))
+            cache = jax.eval_shape(lambda: init_cache(self.cfg, B, S, self.dtype))
         state = SamplerState(
             cache=cache, rows=N, index=0, next_pos=np.zeros(B, np.int32),
             pending=np.zeros(B, np.int32), has_pending=np.zeros(B, bool),

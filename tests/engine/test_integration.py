@@ -57,6 +57,23 @@ def test_reshard_params_moves_leaf_by_leaf():
         reshard_params(params, {"embed": target["embed"]})
 
 
+def test_sharded_params_decode_in_place(qwen3, sampler):
+    """FSDP-sharded params over 8 devices: the sampler puts its cache on the same mesh and
+    returns what the single-device run returns."""
+    from tests.engine.test_sampler import PROMPTS
+
+    _, params, cfg = qwen3
+    sharded = reshard_params(params, param_shardings(cfg, make_mesh((1, 8, 1))))
+    sp = SamplingParams(temperature=0.7, max_new_tokens=10, eos_ids=[])
+    a = sampler.generate(params, PROMPTS, sp, seed=1)
+    out, state = sampler.generate(sharded, PROMPTS, sp, seed=1, return_state=True)
+    assert len(state.cache.k.sharding.device_set) == 8
+    np.testing.assert_array_equal(a.tokens, out.tokens)
+    np.testing.assert_allclose(a.logprobs, out.logprobs, atol=1e-5)
+    out2, _ = sampler.continue_(state, [[5, 6]] * 4, sharded)
+    assert out2.lengths.tolist() == [10] * 4
+
+
 def test_compiled_bf16_program_has_no_fp32_weight_copies():
     """DESIGN.md section 4: on CPU, bf16 only pays as bf16 x bf16 -> fp32 dots; an fp32 copy of
     a weight means the program reads 2-3x the bytes. The engine's own LM-head matmul is clean;

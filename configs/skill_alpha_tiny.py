@@ -5,7 +5,8 @@ Command (CPU, 2 cores; a few minutes, most of it XLA compiles and the worker's g
 
 What it runs: the frozen worker (a copy of SmolLM2-135M-Instruct) plays 1 training game per
 TextWorld family with no skill; those trajectories and the walkthroughs form the evidence
-stream (4 chunks, 2 trajectories each); then 2 RL steps of 1 lane x G = 4 candidate edits
+stream (4 chunks, 2 trajectories each); 4 SFT steps teach the editor the edit format on the
+deterministic teacher's transcripts (<workdir>/sft_data.jsonl); then 2 RL steps of 1 lane x G = 4 candidate edits
 (control run, edited-skill runs, rollback rewards, one GRPO update each); then inference
 over the stream writes z_T to <workdir>/skill/household-tasks/ (SKILL.md + changelog) and
 the worker is evaluated on 4 held-out games with z_T vs no skill.
@@ -50,5 +51,9 @@ def get_config():
     c.train.total_steps = 2
     c.train.micro_batch = 4
     c.train.length_buckets = (256, 512, 768, 1024)
-    c.sft.episodes = 2
+    c.sft.steps = 4            # editor warm start on the rule teacher's edits (format only)
+    c.sft.episodes = 3
+    c.sft.batch_size = 4
+    c.sft.lr = 1e-4
+    c.sft.max_len = 1024
     return c

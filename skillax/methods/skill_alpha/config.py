@@ -22,7 +22,11 @@ Keys (``configs/skill_alpha_*.py`` override):
 * ``reasoning``: reasoning-gym datasets, items per dataset; ``document``: path / questions.
 * ``skill``: name, description, initial rules of z_0.
 * ``infer``: temperature; ``eval``: held-out task count, repeats.
-* ``sft``: the deterministic / OpenAI teacher transcripts (``episodes``, ``teacher``).
+* ``sft``: editor warm start (``steps`` > 0: SFT on teacher edit transcripts, ``teacher``
+  "rule" | "openai", ``episodes`` passes over the stream, lr 5e-6, warmup 0.05, cosine) and
+  ``play_steps`` > 0: play-format SFT on expert demonstrations *before* the worker copy is
+  taken (experience setting; a 135M worker cannot follow the play format without it). The
+  play SFT is re-run on resume (deterministic) so the resumed worker is the same.
 * ``rl``, ``train``: shared (``config_defaults``); paper lr 5e-7, temperature 1.0, entropy
   0.001, KL off.
 """
@@ -63,9 +67,15 @@ def skill_alpha(setting: str = "experience") -> ml_collections.ConfigDict:
     c.skill = D(dict(name="", description="", initial_rules=()))
     c.infer = D(dict(temperature=0.0, enabled=True))
     c.eval = D(dict(n_tasks=64, repeats=1))
-    c.sft = D(dict(teacher="rule", episodes=3, temperature=0.7, max_tokens=1024,
-                   openai=D(dict(model="", base_url="", api_key_env="OPENAI_API_KEY", max_concurrency=4,
-                                 cache_path=""))))
+    c.sft = config_defaults.sft(steps=0, lr=5e-6)       # paper: 3 epochs, lr 5e-6, warmup 0.05, cosine
+    c.sft.max_len = 8192
+    c.sft.teacher = "rule"                               # "rule" (experts) | "openai"
+    c.sft.episodes = 3
+    c.sft.temperature = 0.7
+    c.sft.max_tokens = 1024
+    c.sft.openai = D(dict(model="", base_url="", api_key_env="OPENAI_API_KEY", max_concurrency=4, cache_path=""))
+    c.sft.play_steps = 0                                 # play-format SFT of the worker (experience)
+    c.sft.play_lr = 5e-5
     c.rl = config_defaults.rl()
     c.rl.temperature = 1.0
     c.rl.entropy_coef = 0.001

@@ -97,15 +97,32 @@ def _inputs(lanes, stream, cfg) -> list[UnitInput]:
     return out
 
 
+def play_warmstart(cfg, engine) -> dict:
+    """Play-format SFT on expert demonstrations (``cfg.sft.play_steps`` updates at
+    ``cfg.sft.play_lr``) through ``methods.common.sft_warmstart``."""
+    from skillax.methods.common.sft_warmstart import play_sft_warmstart
+
+    pc = cfg.copy_and_resolve_references()
+    pc.sft.steps, pc.sft.lr = int(cfg.sft.play_steps), float(cfg.sft.play_lr)
+    pc.sft.max_len = min(int(cfg.sft.max_len), int(cfg.model.max_len))
+    train_tasks = setting_lib.experience_tasks(cfg, cfg.env.train_split)
+    return play_sft_warmstart(engine, pc, train_tasks, setting_lib.play_config(cfg))
+
+
 def run(cfg, workdir=None):
     workdir = pathlib.Path(workdir or f"runs/skill_alpha_{cfg.setting}")
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "config.json").write_text(cfg.to_json_best_effort(indent=2))
     engine = PolicyEngine.create(cfg, workdir)
-    worker = setting_lib.build_worker(cfg, engine)
+    results: dict = {}
+    if int(cfg.sft.play_steps) > 0 and cfg.setting == "experience":
+        results["play_sft"] = play_warmstart(cfg, engine)   # before the worker copy (also on resume)
+        print("play SFT:", json.dumps(results["play_sft"]))
+    worker = setting_lib.build_worker(cfg, engine)          # frozen copy, taken before any restore
     z0 = setting_lib.initial_skill(cfg)
     ucfg = unit_config(cfg)
     st = setting_lib.build_setting(cfg, worker, z0, workdir, ucfg.max_prompt_tokens)
+    results["setting"] = st.info
     print(f"skill_alpha/{cfg.setting}: {json.dumps(st.info)}")
     if cfg.stage == "sft_data":
         from skillax.methods.skill_alpha.sft_data import write_sft_data
@@ -121,9 +138,16 @@ def run(cfg, workdir=None):
         print(f"resumed from checkpoint: next step {start}")
     else:
         lanes = [Lane(i, (i * n_items) // n_lanes, 0, z0) for i in range(n_lanes)]
+        if int(cfg.sft.steps) > 0:
+            from skillax.methods.skill_alpha.sft_data import edit_sft_warmstart, make_sft_data, write_sft_data
+
+            rows, stats = make_sft_data(cfg, st.stream, z0, engine.tokenizer, ucfg.max_prompt_tokens)
+            write_sft_data(cfg, st.stream, z0, engine.tokenizer, workdir / "sft_data.jsonl", ucfg.max_prompt_tokens,
+                           rows, stats)
+            results["edit_sft"] = edit_sft_warmstart(engine, cfg, rows)
+            print("edit SFT:", json.dumps(results["edit_sft"]))
     if cfg.stage == "train":
         train(cfg, engine, st, lanes, z0, ucfg, start, workdir)
-    results = {"setting": st.info}
     if cfg.infer.enabled:
         editor = engine.policy_sampler(float(cfg.infer.temperature))
         t0 = time.perf_counter()

@@ -114,6 +114,17 @@ def split_by_family(tasks: Sequence[Task], n_evidence: int, n_anchor: int, seed:
     return ev, an
 
 
+def experience_tasks(cfg, split: str, limit: int | None = None) -> list[Task]:
+    """Tasks of ``split`` (``env.families`` only, when set); a seeded subset of ``limit``."""
+    from skillax.methods.common import tasks as task_lib
+
+    keep = set(cfg.env.get("families") or ())
+    ts = [t for t in task_lib.load_tasks(cfg.env, split) if not keep or t.family in keep]
+    if limit and limit < len(ts):  # seeded subset covering the families
+        ts = sorted(random.Random(f"{split}-{limit}").sample(ts, limit), key=lambda t: t.id)
+    return ts
+
+
 def _experience(cfg, worker, z0, ecfg):
     from skillax.methods.common import tasks as task_lib
 
@@ -122,19 +133,10 @@ def _experience(cfg, worker, z0, ecfg):
                                    n_workers=int(cfg.env.workers), play_cfg=play_config(cfg),
                                    max_steps=int(cfg.env.max_steps), temperature=float(cfg.worker.temperature),
                                    max_tokens=int(cfg.worker.action_tokens))
-    keep = set(cfg.env.get("families") or ())
-
-    def load(split, limit=None):
-        ts = task_lib.load_tasks(cfg.env, split)
-        ts = [t for t in ts if not keep or t.family in keep]
-        if limit and limit < len(ts):  # seeded subset covering the families
-            ts = sorted(random.Random(f"{split}-{limit}").sample(ts, limit), key=lambda t: t.id)
-        return ts
-
-    eval_tasks = load(cfg.env.eval_split, int(cfg.eval.n_tasks) or None)
+    eval_tasks = experience_tasks(cfg, cfg.env.eval_split, int(cfg.eval.n_tasks) or None)
 
     def stream():
-        train = load(cfg.env.train_split)
+        train = experience_tasks(cfg, cfg.env.train_split)
         ev, an = split_by_family(train, int(cfg.evidence.n_evidence_per_family),
                                  int(cfg.evidence.n_anchor_per_family), int(cfg.seed))
         trajs = scorer.play([(skill_context(z0), t) for t in ev])

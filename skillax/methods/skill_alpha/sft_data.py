@@ -205,13 +205,11 @@ def teacher_transcripts(stream, z0: SkillDoc, tokenizer, worker, *, episodes: in
     return out, stats
 
 
-def write_sft_data(cfg, stream, z0: SkillDoc, tokenizer, path, max_prompt_tokens: int) -> dict:
-    """Write the configured teacher's transcripts to ``path`` (JSONL); returns stats.
+def make_sft_data(cfg, stream, z0: SkillDoc, tokenizer, max_prompt_tokens: int) -> tuple[list[dict], dict]:
+    """The configured teacher's transcripts and stats.
 
     ``sft.teacher = "rule"`` needs expert trajectories (experience setting); ``"openai"``
     works for every setting. Raises ValueError otherwise."""
-    import pathlib
-
     s = cfg.sft
     if s.teacher == "rule":
         if not any("| expert]" in u for it in stream.items for u in it.units):
@@ -227,8 +225,51 @@ def write_sft_data(cfg, stream, z0: SkillDoc, tokenizer, path, max_prompt_tokens
                                           max_tokens=int(s.max_tokens))
     else:
         raise ValueError(f"sft.teacher must be 'rule' or 'openai', got {s.teacher!r}")
+    return rows, stats
+
+
+def write_sft_data(cfg, stream, z0: SkillDoc, tokenizer, path, max_prompt_tokens: int,
+                   rows: Sequence[dict] | None = None, stats: dict | None = None) -> dict:
+    """Write transcripts (made here unless given) to ``path`` (JSONL); returns stats."""
+    import pathlib
+
+    if rows is None:
+        rows, stats = make_sft_data(cfg, stream, z0, tokenizer, max_prompt_tokens)
     path = pathlib.Path(path)
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     stats = {"transcripts": len(rows), "path": str(path), **stats}
     print("sft data:", json.dumps(stats))
     return stats
+
+
+def edit_sft_warmstart(engine, cfg, rows: Sequence[dict]) -> dict:
+    """``cfg.sft.steps`` SFT updates of the editor on transcripts (assistant tokens only, via
+    ``render_with_masks``; the ``<think>\\n`` pre-fill is part of the assistant turn here).
+    Returns first / last NLL, transcripts and seconds."""
+    import numpy as np
+
+    from skillax.rl.data import make_iterator, sft_dataset
+    from skillax.tokenizers.chat import render_with_masks
+
+    if not rows:
+        return {"skipped": "no transcripts"}
+    tok = engine.tokenizer
+    s = cfg.sft
+    ds = sft_dataset(list(rows), lambda m: render_with_masks(tok, m, enable_thinking=True),
+                     batch_size=int(s.batch_size), max_len=min(int(s.max_len), int(cfg.model.max_len)),
+                     seed=int(cfg.seed),
+                     pad_id=int(tok.pad_token_id or 0), drop_remainder=False)
+    it = make_iterator(ds)
+    micro = int(cfg.train.micro_batch)
+
+    def batches():
+        while True:
+            b = {k: np.asarray(v) for k, v in next(it).items()}
+            rows_, want = b["tokens"].shape[0], -(-b["tokens"].shape[0] // micro) * micro
+            if rows_ < want:  # pad the last partial batch with empty rows (zero loss mask)
+                b = {k: np.concatenate([v, np.zeros((want - rows_,) + v.shape[1:], v.dtype)]) for k, v in b.items()}
+            yield b
+
+    hist = engine.sft(batches(), lr=float(s.lr), steps=int(s.steps), warmup_ratio=float(s.warmup_ratio))
+    return {"transcripts": len(rows), "steps": len(hist), "nll_first": hist[0]["nll"], "nll_last": hist[-1]["nll"],
+            "seconds": sum(h["time_s"] for h in hist)}

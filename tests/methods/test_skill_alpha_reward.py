@@ -105,3 +105,38 @@ def test_training_rows_grpo_ddof1():
     assert st["rows"] == 2 and st["groups"] == 1
     with pytest.raises(ValueError):
         training_rows([], zero_variance="maybe")
+
+
+def test_lane_cycle_and_checkpoint_roundtrip():
+    from skillax.methods.skill_alpha.loop import Lane
+    from skillax.skills.rules import make_rule_body, with_rules
+    from skillax.skills.skill_md import make_skill
+
+    z0 = make_skill("s", "d")
+    z1 = with_rules(z0, make_rule_body(["Open the fridge first."]))
+    lane = Lane(1, 1, 0, z0)
+    lane.advance(z1, n_items=3, z0=z0)
+    assert (lane.position, lane.epoch, lane.skill) == (2, 0, z1)
+    back = Lane.from_host(lane.to_host())
+    assert back == lane
+    lane.advance(z1, n_items=3, z0=z0)                 # end of the stream: next pass from z0
+    assert (lane.position, lane.epoch, lane.skill) == (0, 1, z0)
+
+
+def test_step_metrics_action_mix():
+    from skillax.methods.skill_alpha.loop import step_metrics
+    from skillax.methods.skill_alpha.unit import Candidate, UnitResult
+    from skillax.skills.edits import edit_skill
+    from skillax.skills.skill_md import make_skill
+
+    z = make_skill("s", "d")
+    outs = ['{"action": "NOOP"}', '{"action": "CREATE", "content": "x"}', "junk", '{"action": "PRUNE", "target": ["R1"]}']
+    cands = [Candidate(o, edit_skill(z, o), reward=r) for o, r in zip(outs, [0.0, 1.0, 0.0, 0.0])]
+    cands[1].r_edit, cands[0].r_edit = 1.0, 0.0
+    live = UnitResult(None, cands, r_ctrl=0.0, carry_index=1, worker_jobs=2, prompt_tokens=100)
+    dead = UnitResult(None, cands[:1], skipped="worker error", worker_jobs=1, prompt_tokens=50)
+    m = step_metrics([live, dead], {"time/editor": 1.5})
+    assert m["reward/mean"] == 0.25 and m["units_skipped"] == 1 and m["valid_rate"] == 0.5
+    assert m["action/NOOP"] == m["action/CREATE"] == 0.25 and m["action/invalid"] == 0.5
+    assert m["parse_fail_rate"] == 0.25 and m["edit_beats_ctrl"] == 1.0 and m["worker_jobs"] == 3
+    assert m["prompt_tokens"] == 75.0 and m["time/editor"] == 1.5 and m["carried_edits"] == 1

@@ -195,6 +195,7 @@ def test_objectives_micro_batched_gradient_equals_full(mode):
     ent = jnp.asarray(rng.random((4, 6)), jnp.float32)
     dens = obj.denominators(b, cfg)
 
+    @jax.jit
     def f(lp, e, bb):
         return obj.objectives_loss(lp, e, bb, cfg, dens, jnp.asarray(bb["ref_logprobs"]))
 

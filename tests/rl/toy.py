@@ -15,10 +15,16 @@ import numpy as np
 from skillax.rl.logprobs import NEG_LOGIT, truncation_mask
 
 
-def init(key, V=37, D=16):
-    k1, k2, k3 = jax.random.split(key, 3)
-    return {"embed": jax.random.normal(k1, (V, D)), "mix": jax.random.normal(k2, (D, D)) / np.sqrt(D),
-            "head": 2.0 * jax.random.normal(k3, (D, V)) / np.sqrt(D)}
+def init(seed, V=37, D=16):
+    """Params drawn with numpy (eager jax.random compiles per shape, slow on a busy CPU)."""
+    rng = np.random.default_rng(seed)
+    n = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
+    return {"embed": jnp.asarray(n(V, D)), "mix": jnp.asarray(n(D, D) / np.sqrt(D)),
+            "head": jnp.asarray(2.0 * n(D, V) / np.sqrt(D))}
+
+
+def prompts(seed, B, P, V=37):
+    return jnp.asarray(np.random.default_rng(seed).integers(0, V, (B, P)), jnp.int32)
 
 
 def hidden(params, tokens):

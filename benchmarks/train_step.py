@@ -1,0 +1,135 @@
+"""Train-step throughput: our jitted RL step vs a PyTorch (transformers) train step.
+
+    python benchmarks/train_step.py --shape qwen3-0.6b --batch 8 --seq 2048 [--micro 1]
+        [--chunk 512] [--attn cudnn] [--no-remat] [--no-reference]
+    python benchmarks/train_step.py --layers 1 --vocab 1024 --batch 2 --seq 64   # CPU smoke
+
+Ours: fp32 master params, bf16 compute (``TrainConfig.compute_dtype``), one PPO objective on
+all tokens, chunked fp32 logprobs, AdamW + global-norm clip, state donated.
+Reference: ``transformers.Qwen3ForCausalLM`` with fp32 params under bf16 autocast, the
+built-in LM cross-entropy (full logits), backward and ``torch.optim.AdamW`` (fused on CUDA).
+FLOPs per step = 3 x forward FLOPs (forward + backward), forward as in benchmarks/forward.py
+plus the LM head over every position (rematerialisation is not counted: MFU convention). Reports tokens/s and TFLOP/s, and ours
+as a fraction of the measured bf16 matmul ceiling (--peak).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+from benchmarks.common import H200_BF16_FLOPS, record, time_fn  # noqa: E402
+from benchmarks.forward import model_flops  # noqa: E402
+from skillax.models.config import named_config  # noqa: E402
+from skillax.models.params import init_params  # noqa: E402
+from skillax.rl import train_step as ts  # noqa: E402
+from skillax.rl.objectives import ObjectiveConfig  # noqa: E402
+from skillax.rl.optim import make_optimizer  # noqa: E402
+
+
+def ours(cfg, batch, seq, micro, chunk, attn, remat):
+    tcfg = ts.TrainConfig(objectives=(("policy", ObjectiveConfig()),), chunk_size=chunk,
+                          num_micro_batches=micro, compute_dtype="bfloat16", remat=remat,
+                          attn_impl="cudnn" if attn == "cudnn" else "xla")
+    opt = make_optimizer(1e-6, 1000, warmup_steps=10)
+    mesh = None
+    if len(jax.devices()) > 1:
+        from skillax.sharding import make_mesh
+        mesh = make_mesh((1, -1, 1))
+    step = ts.make_train_step(cfg, opt, tcfg, mesh=mesh)
+    params = init_params(cfg, jax.random.key(0), jnp.float32, mesh=mesh)
+    if mesh is None:
+        state = ts.init_train_state(params, opt)
+    else:
+        state = jax.jit(lambda p: ts.init_train_state(p, opt),
+                        out_shardings=ts.state_shardings(cfg, opt, mesh))(params)
+    del params
+    rng = np.random.default_rng(0)
+    mask = np.ones((batch, seq), np.float32)
+    mask[:, 0] = 0
+    b = {"tokens": rng.integers(0, cfg.vocab_size, (batch, seq)).astype(np.int32),
+         "positions": np.tile(np.arange(seq, dtype=np.int32), (batch, 1)),
+         "valid": np.ones((batch, seq), bool), "old_logprobs": np.full((batch, seq), -10.0, np.float32),
+         "objectives": {"policy": {"loss_mask": mask, "advantages": rng.normal(size=batch).astype(np.float32)}}}
+    b = ts.shard_batch(b, mesh) if mesh is not None else jax.tree.map(jnp.asarray, b)
+    holder = {"state": state}
+
+    def run():
+        holder["state"], m = step(holder["state"], b, None)
+        jax.block_until_ready(m["loss"])
+    return time_fn(run, warmup=2, iters=5)
+
+
+def reference(cfg, batch, seq):
+    try:
+        import torch
+        import transformers
+    except ImportError:
+        return None
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    hf = transformers.Qwen3Config(**{k: v for k, v in cfg.to_hf_dict().items()
+                                     if k not in ("architectures", "model_type", "torch_dtype")})
+    hf._attn_implementation = "sdpa"
+    with torch.device(dev):
+        model = transformers.Qwen3ForCausalLM(hf).float().train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-6, fused=dev == "cuda")
+    ids = torch.randint(0, cfg.vocab_size, (batch, seq), device=dev)
+
+    def run():
+        with torch.autocast(dev, dtype=torch.bfloat16):
+            loss = model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        if dev == "cuda":
+            torch.cuda.synchronize()
+
+    t = time_fn(run, warmup=2, iters=5)
+    del model, opt
+    if dev == "cuda":
+        torch.cuda.empty_cache()
+    return t
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shape", default="qwen3-0.6b")
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--seq", type=int, default=2048)
+    ap.add_argument("--micro", type=int, default=1, help="micro-batches per step")
+    ap.add_argument("--chunk", type=int, default=512, help="logprob chunk (positions)")
+    ap.add_argument("--attn", default="xla", choices=["xla", "cudnn"])
+    ap.add_argument("--no-remat", action="store_true")
+    ap.add_argument("--peak", type=float, default=H200_BF16_FLOPS)
+    ap.add_argument("--no-reference", action="store_true")
+    ap.add_argument("--layers", type=int, default=None, help="override depth (quick CPU checks)")
+    ap.add_argument("--vocab", type=int, default=None, help="override vocabulary (quick CPU checks)")
+    a = ap.parse_args()
+    cfg = named_config(a.shape)
+    if a.layers:
+        cfg = dataclasses.replace(cfg, num_layers=a.layers)
+    if a.vocab:
+        cfg = dataclasses.replace(cfg, vocab_size=a.vocab)
+    # model_flops counts the LM head for the last position only (prefill); training scores all
+    flops = 3 * (model_flops(cfg, a.batch, a.seq) + 2 * a.batch * (a.seq - 1) * cfg.hidden_size * cfg.vocab_size)
+    t_ref = None if a.no_reference else reference(cfg, a.batch, a.seq)
+    t_ours = ours(cfg, a.batch, a.seq, a.micro, a.chunk, a.attn, not a.no_remat)
+    toks = a.batch * a.seq
+    shape = dict(model=a.shape, vocab=cfg.vocab_size, batch=a.batch, seq=a.seq, micro=a.micro, chunk=a.chunk, attn=a.attn,
+                 remat=not a.no_remat, layers=cfg.num_layers, dtype="bf16 compute / fp32 master")
+    record("train_step", "train_tokens_per_s", shape, toks / t_ours, toks / t_ref if t_ref else None,
+           "tokens/s", None, None)
+    record("train_step", "train_tflops", shape, flops / t_ours / 1e12, flops / t_ref / 1e12 if t_ref else None,
+           "TFLOP/s", a.peak / 1e12, flops / t_ours / a.peak)
+
+
+if __name__ == "__main__":
+    main()

@@ -6,7 +6,8 @@ Command (CPU, 2 cores; a few minutes after the games are cached):
 Runs 2 RL steps of 1 task group (3 tw-treasure_hunter level-5 games: "go <dir>, go <dir>,
 take <key>") x 2 rollouts: executor plays with BM25-retrieved skills -> curator emits
 insert/update/delete tool calls -> composite reward -> mean-baseline GRPO update; then a
-held-out evaluation (1 group, curated repo vs no repo). The curator's answer is prefilled
+held-out evaluation (1 group, curated repo vs no repo). CPU savings: the environment's verdict
+stands in for the executor's self-judgement, and only the top 4 layers are trained. The curator's answer is prefilled
 with "<tool_call>\\n" so the untrained 135M model writes calls at all (context, not trained).
 Should show: metrics.jsonl lines with r, r_task, r_fc, r_cnt (judge off), r_comp, ops/*,
 repo_skills, times; with a 135M model two steps cannot show learning -- this proves the loop.
@@ -30,7 +31,7 @@ def get_config():
     c.env.tw_games_per_family = 3
     c.env.max_steps = 3
     c.executor.action_tokens = 24
-    c.executor.judge_tokens = 4
+    c.executor.self_judge = "env"     # CPU saving; "executor" asks the executor yes/no (paper)
     c.rollout.curator_tokens = 96
     c.rollout.curator_prefix = "<tool_call>\n"
     c.rollout.max_prompt_tokens = 1400
@@ -42,6 +43,7 @@ def get_config():
     c.train.lr = 1e-5
     c.train.total_steps = 2
     c.train.micro_batch = 2
-    c.train.length_buckets = (1024, 1536)
+    c.train.length_buckets = (1024, 1280, 1536)
+    c.train.trainable_layers = 4      # CPU lever: only the top 4 of 30 layers are updated
     c.eval.n_groups = 1
     return c

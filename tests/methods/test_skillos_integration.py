@@ -1,5 +1,5 @@
-"""SkillOS end to end on CPU: a tiny random Qwen3 (real Qwen3 tokenizer, saved with
-transformers) as curator and frozen executor on 3 real TextWorld games; one training step,
+"""SkillOS end to end on CPU: a tiny random Qwen3 (real SmolLM2 tokenizer and chat template,
+saved with transformers) as curator and frozen executor on 3 real TextWorld games; one training step,
 metrics, checkpoint with the repos, evaluation; exact resume; a dead executor endpoint."""
 import functools
 import json
@@ -17,7 +17,7 @@ def _tiny_model_dir(root: str) -> str:
     from skillax.tokenizers.loader import load_tokenizer
 
     folder = pathlib.Path(root) / "tiny-qwen3"
-    tok = load_tokenizer("qwen3")
+    tok = load_tokenizer("smollm2")     # 49k vocab: 3x cheaper LM head than Qwen3's 152k
     save_hf_model("qwen3_tied_gqa42", folder, vocab_size=len(tok), layers=2)
     tok.save_pretrained(str(folder))
     return str(folder)
@@ -43,7 +43,7 @@ def tiny_config(model_path: str, steps: int = 1):
     c.env.max_steps = 2
     c.env.eval_split = "valid_train"
     c.executor.action_tokens = 8
-    c.executor.judge_tokens = 2
+    c.executor.self_judge = "env"                      # executor self-judging: test_skillos_executor
     c.rollout.curator_tokens = 16
     c.rollout.curator_prefix = "<tool_call>\n"
     c.rollout.max_prompt_tokens = 1200
@@ -80,6 +80,7 @@ def test_one_training_step_end_to_end(tiny_model, tmp_path):
     assert 0.0 <= m["r_fc"] <= 1.0 and 0.0 <= m["r_comp"] <= 1.0
     assert m["r"] == pytest.approx(m["r_task"] + m["r_fc"] + 0.1 * m["r_cnt"] + 0.05 * m["r_comp"])
     assert np.isfinite(m["curate/loss"])
+    assert m["curate/ratio_mean"] == pytest.approx(1.0, abs=1e-3) and m["curate/clip_frac"] == 0.0  # on-policy
     assert set(results) >= {"with_repo", "no_repo", "repo"} and results["with_repo"]["n_tasks"] == 3
     assert (work / "eval.json").exists() and (work / "checkpoints").exists()
 
@@ -106,3 +107,24 @@ def test_resume_is_exact(tiny_model, tmp_path):
     assert [r["step"] for r in b] == [0, 1]
     for k in ("r", "r_task", "r_fc", "r_comp", "policy_tokens", "curate/loss", "calls_total"):
         assert a[1][k] == pytest.approx(b[1][k], rel=1e-5, abs=1e-6), k
+
+
+@pytest.mark.slow
+def test_curator_sft_warm_start_lowers_nll(tiny_model, tmp_path):
+    from skillax.methods.common.engine import PolicyEngine
+    from skillax.methods.skillos.groups import make_groups
+    from skillax.methods.skillos.tasks import load_tasks
+    from skillax.methods.skillos.train import curator_sft, make_executor
+
+    cfg = tiny_config(tiny_model)
+    cfg.sft.steps, cfg.sft.batch_size, cfg.sft.max_len, cfg.sft.lr = 4, 2, 1280, 3e-3
+    cfg.sft.groups_per_stream, cfg.sft.n_tasks = 1, 3
+    eng = PolicyEngine.create(cfg, tmp_path)
+    groups = make_groups(load_tasks(cfg.env, "valid_train"), 3)
+    stats = curator_sft(eng, cfg, groups, tmp_path, make_executor(cfg, eng, eng.frozen_copy()))
+    eng.close()
+    # 3 treasure-hunter walkthroughs: insert, then "nothing new" (same verbs) -> 1 transcript
+    assert stats["transcripts"] == 1 and stats["insert_skill"] == 1 and stats["sft_steps"] == 4
+    assert stats["nll_last"] < stats["nll_first"]
+    rec = json.loads((tmp_path / "sft_curator.jsonl").read_text().splitlines()[0])
+    assert rec["messages"][-1]["content"].startswith("<tool_call>\n{\"name\": \"insert_skill\"")

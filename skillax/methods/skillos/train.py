@@ -138,7 +138,8 @@ def step_metrics(rolls, info: dict, gens, batch, adv, times: dict, executor_stat
          "policy_tokens": int(sum(len(g.completion_ids) for g in gens)),
          "truncated_generations": sum(g.stop_reason == "length" for g in gens)}
     m.update({f"ops/{k}": ops[k] for k in OP_KINDS})
-    m.update({f"executor/{k}": int(v) for k, v in executor_stats.items()})
+    m.update({f"executor/{k}": int(executor_stats.get(k, 0))
+              for k in ("calls", "requests", "errors", "too_long", "judge_unparsed")})
     m.update(times)
     return m
 
@@ -218,6 +219,9 @@ def run(cfg, workdir=None):
     if abs(float(cfg.rl.temperature) - float(cfg.temperature)) > 1e-9:
         raise ValueError(f"rl.temperature ({cfg.rl.temperature}) must equal the curator's rollout "
                          f"temperature ({cfg.temperature}): the trainer scores that distribution (PITFALLS 6)")
+    if int(cfg.tasks_per_group) < 2 or int(cfg.min_group_tasks) < 2:
+        raise ValueError("tasks_per_group and min_group_tasks must be >= 2: r_task scores the tasks that "
+                         "ran after the first curation")
     engine = PolicyEngine.create(cfg, workdir)
     frozen = engine.frozen_copy()          # the initial weights, before any restore or update
     executor = make_executor(cfg, engine, frozen)

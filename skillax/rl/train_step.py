@@ -158,9 +158,18 @@ def _accumulate(loss_fn, params, micro):
 
 
 def _apply(state, grads, optimizer):
+    """One optax update, skipped (state kept as is) when the gradient is not finite.
+
+    Returns (new_state, grad_norm, skipped) -- a NaN/inf from bad data never reaches the
+    params or the Adam moments; ``step`` counts applied updates only.
+    """
+    grad_norm = optax.tree.norm(grads)
+    ok = jnp.isfinite(grad_norm)
     updates, opt_state = optimizer.update(grads, state["opt_state"], state["params"])
     params = optax.apply_updates(state["params"], updates)
-    return {"params": params, "opt_state": opt_state, "step": state["step"] + 1}
+    new = {"params": params, "opt_state": opt_state, "step": state["step"] + 1}
+    new = jax.tree.map(lambda n, o: jnp.where(ok, n, o), new, state)
+    return new, grad_norm, 1.0 - ok.astype(jnp.float32)
 
 
 def _jit(fn, mesh, model_cfg, optimizer):
@@ -185,8 +194,10 @@ def make_train_step(model_cfg: ModelConfig, optimizer: optax.GradientTransformat
         B divisible by M). ref_params: frozen reference params for KL when the batch has no
         ``ref_logprobs`` (computed per micro-batch under stop_gradient).
     Returns metrics (() arrays): ``loss``, ``grad_norm`` (before clipping), ``tokens``,
-      ``lr`` (if a schedule is given), and per objective ``{name}/loss, pg_loss, kl, entropy,
-      clip_frac, dual_clip_frac, ratio_mean, tokens``.
+      ``update_skipped`` (1 when a non-finite gradient was dropped: params and optimiser state
+      are then returned unchanged -- never a NaN update), ``rows_without_loss_tokens`` (valid
+      rows no objective trains on), ``lr`` (if a schedule is given), and per objective
+      ``{name}/loss, pg_loss, kl, entropy, clip_frac, dual_clip_frac, ratio_mean, tokens``.
     Raises (at trace time): ValueError when an objective needs KL and neither
       ``batch["ref_logprobs"]`` nor ``ref_params`` is given, or B % M != 0.
     """
@@ -209,12 +220,15 @@ def make_train_step(model_cfg: ModelConfig, optimizer: optax.GradientTransformat
             return obj_lib.objectives_loss(logp, ent, mb, objs, dens, ref)
 
         grads, loss, sums = _accumulate(loss_fn, state["params"], micro)
+        new_state, grad_norm, skipped = _apply(state, grads, optimizer)
+        any_mask = sum(jnp.asarray(o["loss_mask"]).astype(bool) for o in batch["objectives"].values()) > 0
         metrics = dict(obj_lib.finalize_metrics(sums, dens))
-        metrics.update(loss=loss, grad_norm=optax.tree.norm(grads),
-                       tokens=sum(sums[f"{n}/tokens"] for n in objs))
+        metrics.update(loss=loss, grad_norm=grad_norm, update_skipped=skipped,
+                       tokens=sum(sums[f"{n}/tokens"] for n in objs),
+                       rows_without_loss_tokens=jnp.sum(jnp.any(batch["valid"], -1) & ~jnp.any(any_mask, -1)))
         if schedule is not None:
             metrics["lr"] = jnp.asarray(schedule(state["step"]), jnp.float32)
-        return _apply(state, grads, optimizer), metrics
+        return new_state, metrics
 
     return _jit(step, mesh, model_cfg, optimizer)
 
@@ -226,7 +240,7 @@ def make_sft_step(model_cfg: ModelConfig, optimizer: optax.GradientTransformatio
     batch: {"tokens", "positions", "valid", "loss_mask"} (B, T) (+ optional "segment_ids"),
     e.g. from :func:`skillax.rl.data.sft_dataset`. Temperature is ignored (SFT scores T = 1).
     Metrics: ``loss`` (NLL per the SFT aggregation), ``nll`` (per-token mean), ``tokens``,
-    ``confident_frac``, ``grad_norm``, ``lr``.
+    ``confident_frac``, ``grad_norm``, ``update_skipped`` (see :func:`make_train_step`), ``lr``.
     """
     M = tcfg.num_micro_batches
     mode, max_len = tcfg.sft_aggregation, tcfg.sft_max_len
@@ -251,11 +265,12 @@ def make_sft_step(model_cfg: ModelConfig, optimizer: optax.GradientTransformatio
             return aggregation.safe_ratio(s, den), stats
 
         grads, loss, sums = _accumulate(loss_fn, state["params"], micro)
+        new_state, grad_norm, skipped = _apply(state, grads, optimizer)
         metrics = {"loss": loss, "nll": aggregation.safe_ratio(sums["nll_sum"], sums["tokens"]),
                    "tokens": sums["tokens"], "confident_frac": aggregation.safe_ratio(sums["confident"], sums["tokens"]),
-                   "grad_norm": optax.tree.norm(grads)}
+                   "grad_norm": grad_norm, "update_skipped": skipped}
         if schedule is not None:
             metrics["lr"] = jnp.asarray(schedule(state["step"]), jnp.float32)
-        return _apply(state, grads, optimizer), metrics
+        return new_state, metrics
 
     return _jit(step, mesh, model_cfg, optimizer)

@@ -119,6 +119,21 @@ def test_kl_zero_against_itself_and_missing_reference(step1, logprob_fn, base):
         _grads(step1, params, _batch(params, logprob_fn))
 
 
+def test_nan_data_never_updates(step1, base):
+    params, _, batch, _, m = base
+    assert float(m["update_skipped"]) == 0.0 and float(m["rows_without_loss_tokens"]) == 0.0
+    bad = dict(batch, objectives={**batch["objectives"], "util": dict(batch["objectives"]["util"])})
+    adv = bad["objectives"]["util"]["advantages"].copy()
+    adv[2] = np.nan  # bypassing validate_batch, which would have refused it
+    bad["objectives"]["util"]["advantages"] = adv
+    state = ts.init_train_state(params, SGD)
+    new, m_bad = step1(state, bad, None)
+    assert float(m_bad["update_skipped"]) == 1.0 and not np.isfinite(float(m_bad["loss"]))
+    assert int(new["step"]) == 0
+    for a, b in zip(jax.tree.leaves(new["params"]), jax.tree.leaves(params)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
 def test_micro_batched_equals_one_batch(base):
     params, ref, batch, g1, m1 = base
     step4 = ts.make_train_step(CFG, SGD, dataclasses.replace(TCFG, num_micro_batches=4))

@@ -128,3 +128,30 @@ def test_curator_sft_warm_start_lowers_nll(tiny_model, tmp_path):
     assert stats["nll_last"] < stats["nll_first"]
     rec = json.loads((tmp_path / "sft_curator.jsonl").read_text().splitlines()[0])
     assert rec["messages"][-1]["content"].startswith("<tool_call>\n{\"name\": \"insert_skill\"")
+
+
+@pytest.mark.slow
+def test_dead_executor_endpoint_is_counted_not_fatal(tiny_model, tmp_path):
+    from skillax.agents.envs.textworld_env import default_textworld_tasks
+    from skillax.methods.common.engine import PolicyEngine
+    from skillax.methods.skillos.groups import make_groups
+    from skillax.methods.skillos.rollout import rollout_step, score_rollouts
+    from skillax.methods.skillos.train import make_executor, make_pool, rollout_config
+    from tests.agents.loopback_servers import FakeOpenAIServer
+
+    cfg = tiny_config(tiny_model)
+    with FakeOpenAIServer() as srv:
+        srv.inject(*[("500", "executor down")] * 1000)
+        cfg.executor.kind, cfg.executor.model, cfg.executor.base_url = "openai", "m", srv.base_url
+        cfg.executor.max_retries = 0
+        eng = PolicyEngine.create(cfg, tmp_path)
+        ex = make_executor(cfg, eng, None)
+        tasks = default_textworld_tasks(3, "train", (("tw-treasure_hunter", {"level": 5}),))
+        with make_pool(cfg) as pool:
+            rolls = rollout_step(make_groups(tasks, 3), 2, eng.policy_sampler(1.0), ex, pool, tmp_path / "r",
+                                 rollout_config(cfg))
+        eng.close()
+    score_rollouts(rolls, len)
+    assert ex.stats["errors"] == 2 * 3 * 2                 # every play step of every episode failed
+    assert all(r.r_task == 0.0 for r in rolls) and all(len(r.records) == 3 for r in rolls)
+    assert all(r.repo.verify() == [] for r in rolls)

@@ -9,7 +9,8 @@ all tokens, chunked fp32 logprobs, AdamW + global-norm clip, state donated.
 Reference: ``transformers.Qwen3ForCausalLM`` with fp32 params under bf16 autocast, the
 built-in LM cross-entropy (full logits), backward and ``torch.optim.AdamW`` (fused on CUDA).
 FLOPs per step = 3 x forward FLOPs (forward + backward), forward as in benchmarks/forward.py
-plus the LM head over every position (rematerialisation is not counted: MFU convention). Reports tokens/s and TFLOP/s, and ours
+plus the LM head over every position (rematerialisation is not counted: MFU convention).
+Reports tokens/s and TFLOP/s, and ours
 as a fraction of the measured bf16 matmul ceiling (--peak).
 """
 from __future__ import annotations
@@ -123,7 +124,8 @@ def main():
     t_ref = None if a.no_reference else reference(cfg, a.batch, a.seq)
     t_ours = ours(cfg, a.batch, a.seq, a.micro, a.chunk, a.attn, not a.no_remat)
     toks = a.batch * a.seq
-    shape = dict(model=a.shape, vocab=cfg.vocab_size, batch=a.batch, seq=a.seq, micro=a.micro, chunk=a.chunk, attn=a.attn,
+    shape = dict(model=a.shape, vocab=cfg.vocab_size, batch=a.batch, seq=a.seq, micro=a.micro, chunk=a.chunk,
+                 attn=a.attn,
                  remat=not a.no_remat, layers=cfg.num_layers, dtype="bf16 compute / fp32 master")
     record("train_step", "train_tokens_per_s", shape, toks / t_ours, toks / t_ref if t_ref else None,
            "tokens/s", None, None)

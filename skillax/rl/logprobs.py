@@ -25,6 +25,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from skillax.models.transformer import einsum as lowp_or_fp32_einsum
+
 #: logit given to tokens outside the top-k / top-p kept set (finite, so 0 * NEG_LOGIT = 0).
 NEG_LOGIT = -1e30
 
@@ -72,7 +74,8 @@ def truncation_mask(logits: jax.Array, top_k: int | None = None, top_p: float | 
 
 def _chunk_logprobs(h, w, y, temperature, top_k, top_p):
     """One chunk: h (B, C, D), w (D, V), y (B, C) int -> logp (B, C), entropy (B, C) fp32."""
-    logits = jnp.einsum("bcd,dv->bcv", h, w, preferred_element_type=jnp.float32)  # (B, C, V)
+    # bf16 operands: the model's low-precision einsum keeps the backward in bf16 x bf16 -> fp32.
+    logits = lowp_or_fp32_einsum("bcd,dv->bcv", h, w.astype(h.dtype), h.dtype)  # (B, C, V) fp32
     logits = logits.astype(jnp.float32) / temperature
     if top_k is not None or (top_p is not None and top_p < 1.0):
         logits = jnp.where(truncation_mask(logits, top_k, top_p), logits, NEG_LOGIT)

@@ -52,7 +52,7 @@ class TrainConfig:
       num_micro_batches: M; the batch size must be divisible by it.
       compute_dtype: "float32" or "bfloat16" for matmuls (params stay fp32).
       remat: rematerialise each layer in the backward pass.
-      attn_impl: "xla" or "cudnn" (see ``transformer.forward``).
+      attn_impl: "auto", "xla" or "cudnn" (see ``transformer.forward``).
       sft_aggregation / sft_max_len: SFT loss aggregation.
     """
 
@@ -65,7 +65,7 @@ class TrainConfig:
     num_micro_batches: int = 1
     compute_dtype: str = "float32"
     remat: bool = True
-    attn_impl: str = "xla"
+    attn_impl: str = "auto"
     sft_aggregation: str = "token_mean"
     sft_max_len: int | None = None
 
@@ -267,7 +267,8 @@ def make_sft_step(model_cfg: ModelConfig, optimizer: optax.GradientTransformatio
         grads, loss, sums = _accumulate(loss_fn, state["params"], micro)
         new_state, grad_norm, skipped = _apply(state, grads, optimizer)
         metrics = {"loss": loss, "nll": aggregation.safe_ratio(sums["nll_sum"], sums["tokens"]),
-                   "tokens": sums["tokens"], "confident_frac": aggregation.safe_ratio(sums["confident"], sums["tokens"]),
+                   "tokens": sums["tokens"],
+                   "confident_frac": aggregation.safe_ratio(sums["confident"], sums["tokens"]),
                    "grad_norm": grad_norm, "update_skipped": skipped}
         if schedule is not None:
             metrics["lr"] = jnp.asarray(schedule(state["step"]), jnp.float32)

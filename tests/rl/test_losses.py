@@ -41,7 +41,8 @@ def test_micro_batches_equal_one_batch(mode):
 def test_empty_mask_is_zero_not_nan():
     s, d = agg.aggregate(jnp.full((2, 3), jnp.nan), jnp.zeros((2, 3)), "token_mean")
     assert float(s) == 0.0 and float(d) == 0.0 and float(agg.safe_ratio(s, d)) == 0.0
-    g = jax.grad(lambda x: agg.safe_ratio(*agg.aggregate(x, jnp.zeros((2, 3)), "seq_mean_token_mean")))(jnp.ones((2, 3)))
+    zero_mask = jnp.zeros((2, 3))
+    g = jax.grad(lambda x: agg.safe_ratio(*agg.aggregate(x, zero_mask, "seq_mean_token_mean")))(jnp.ones((2, 3)))
     assert np.all(np.asarray(g) == 0.0)
 
 
@@ -204,7 +205,8 @@ def test_objectives_micro_batched_gradient_equals_full(mode):
     sl = lambda x, i: jax.tree.map(lambda a: a[i:i + 2], x)  # noqa: E731
     parts = [f(logp[i:i + 2], ent[i:i + 2], sl(b, i)) for i in (0, 2)]
     assert float(sum(p[0] for p in parts)) == pytest.approx(float(full), rel=1e-6)
-    g_parts = jnp.concatenate([jax.grad(lambda lp, i=i: f(lp, ent[i:i + 2], sl(b, i))[0])(logp[i:i + 2]) for i in (0, 2)])
+    g_parts = jnp.concatenate([jax.grad(lambda lp, i=i: f(lp, ent[i:i + 2], sl(b, i))[0])(logp[i:i + 2])
+                               for i in (0, 2)])
     np.testing.assert_allclose(g_parts, g, atol=1e-7)
     m = obj.finalize_metrics(jax.tree.map(lambda *x: sum(x), parts[0][1], parts[1][1]), dens)
     m_full = obj.finalize_metrics(sums, dens)

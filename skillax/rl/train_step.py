@@ -25,7 +25,7 @@ moments follow their params, scalars are replicated, and the batch is split over
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Mapping
+from typing import Callable, Mapping
 
 import jax
 import jax.numpy as jnp

@@ -53,8 +53,9 @@ def objective_configs(cfg) -> dict[str, ObjectiveConfig]:
         raise ValueError(f"objective must be 'paper' or 'released_code', got {cfg.objective!r}")
     return {
         "util": ObjectiveConfig(weight=1.0, kl_coef=rl.kl_coef, kl_estimator=rl.kl_estimator, **common),
+        # REINFORCE on the whole permutation: -R * sum_t log pi(token_t), averaged over rows.
         "rerank": ObjectiveConfig(weight=rl.lambda_rerank, loss="reinforce", entropy_coef=rl.entropy_coef,
-                                  aggregation=rl.aggregation),
+                                  aggregation="seq_mean_token_sum"),
         "distil": ObjectiveConfig(weight=rl.lambda_distil, **common),
     }
 

@@ -9,8 +9,11 @@ Executor on an OpenAI-compatible endpoint (the paper: Qwen3-8B / 32B executors):
 Content judge for r_cnt (paper: Qwen3-32B): --config.judge.kind=openai --config.judge.model=...
 Ablation "w/o grouping": --config.grouping=random.
 Small CPU check: --config.steps=1 --config.groups_per_step=1 --config.group_size=2
-    --config.tasks_per_group=2 --config.env.max_steps=3 --config.executor.action_tokens=32
-    --config.rollout.curator_tokens=64 --config.model.max_len=2048 --config.eval.n_groups=1
+    --config.tasks_per_group=2 --config.env.max_steps=3 --config.env.workers=0
+    --config.executor.action_tokens=32 --config.executor.self_judge=env
+    --config.rollout.curator_tokens=64 --config.rollout.max_prompt_tokens=1800
+    --config.model.max_len=2048 --config.model.dtype=bfloat16 --config.train.micro_batch=4
+    --config.sft.steps=0 --config.eval.n_groups=1
 
 Settings: 32 task groups x 8 rollouts per step, |G| = 4 related tasks (same task type, similar
 objects/receptacles), lr 1e-6, λ_f = 1.0, λ_u = 0.1, λ_c = 0.05, curator temperature 1.0,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 from typing import Sequence
 
 import jax
@@ -33,6 +34,10 @@ import jax.numpy as jnp
 
 #: logit of tokens outside the kept set (finite, so ``0 * NEG_LOGIT == 0``; same as rl.logprobs).
 NEG_LOGIT = -1e30
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,16 +72,16 @@ class SamplingParams:
 
     def __post_init__(self):
         t = self.temperature
-        if not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
+        if not isinstance(t, numbers.Real) or not math.isfinite(t) or t < 0:
             raise ValueError(f"temperature must be a finite number >= 0 (0 = greedy), got {t!r}")
-        if not isinstance(self.top_k, int) or self.top_k < 0:
+        if not _is_int(self.top_k) or self.top_k < 0:
             raise ValueError(f"top_k must be an int >= 0 (0 = off), got {self.top_k!r}")
         p = self.top_p
-        if not isinstance(p, (int, float)) or not (0.0 < p <= 1.0):
+        if not isinstance(p, numbers.Real) or not (0.0 < p <= 1.0):
             raise ValueError(f"top_p must be in (0, 1] (1 = off), got {p!r}")
-        if not isinstance(self.max_new_tokens, int) or self.max_new_tokens <= 0:
+        if not _is_int(self.max_new_tokens) or self.max_new_tokens <= 0:
             raise ValueError(f"max_new_tokens must be a positive int, got {self.max_new_tokens!r}")
-        if not isinstance(self.n, int) or self.n <= 0:
+        if not _is_int(self.n) or self.n <= 0:
             raise ValueError(f"n (samples per prompt) must be a positive int, got {self.n!r}")
         if isinstance(self.stop_strings, str):
             raise ValueError("stop_strings must be a list of strings, not one string")
@@ -86,9 +91,9 @@ class SamplingParams:
         for name in ("stop_token_ids", "eos_ids"):
             ids = getattr(self, name) or ()
             for i in ids:
-                if not isinstance(i, int) or i < 0:
+                if not _is_int(i) or i < 0:
                     raise ValueError(f"{name} must be non-negative ints, got {i!r}")
-        if self.pad_id is not None and (not isinstance(self.pad_id, int) or self.pad_id < 0):
+        if self.pad_id is not None and (not _is_int(self.pad_id) or self.pad_id < 0):
             raise ValueError(f"pad_id must be a non-negative int or None, got {self.pad_id!r}")
 
     @property

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from skillax.engine import Sampler, SamplingParams, make_generate_fn
-from skillax.engine.handoff import reshard_params
+from skillax.engine.handoff import reshard_leaf, reshard_params
 from skillax.engine.hlo import compiled_text, weight_upcasts
 from skillax.models.config import ModelConfig
 from skillax.models.params import init_params, param_shardings
@@ -47,12 +47,16 @@ def test_reshard_params_moves_leaf_by_leaf():
     tp = make_mesh((1, 1, 8))
     params = init_params(cfg, jax.random.key(0), jnp.float32, mesh=fsdp)
     target = param_shardings(cfg, tp)
-    moved = reshard_params(params, target, chunk_bytes=512)  # forces layer-chunked moves
+    moved = reshard_params(params, target)
     for a, b, s in zip(jax.tree.leaves(params), jax.tree.leaves(moved), jax.tree.leaves(target)):
         assert b.sharding.is_equivalent_to(s, b.ndim)
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     again = reshard_params(moved, target)
     assert all(x is y for x, y in zip(jax.tree.leaves(moved), jax.tree.leaves(again)))  # no copy
+    w = params["layers"]["gate_proj"]  # (4, 16, 32) fp32 = 8 KiB, 2 KiB per layer: 4 chunks
+    chunked = reshard_leaf(w, target["layers"]["gate_proj"], chunk_bytes=2048)
+    assert chunked.sharding.is_equivalent_to(target["layers"]["gate_proj"], 3)
+    np.testing.assert_array_equal(np.asarray(chunked), np.asarray(w))
     with pytest.raises(ValueError, match="differ"):
         reshard_params(params, {"embed": target["embed"]})
 

@@ -81,13 +81,13 @@ def test_stream_truncation_counted_and_bad_input():
 
 
 def test_prompt_budget_truncation_and_over_budget_skip(tok):
-    from skillax.methods.skill_alpha.prompts import fit_editor_prompt
+    from skillax.methods.skill_alpha.prompts import EDITOR_PREFIX, fit_editor_prompt
     from skillax.methods.skill_alpha.unit import UnitConfig, UnitInput, build_prompts, score_candidates
 
     z = make_skill("s", "d")
     units = ["word " * 300, "word " * 300, "word " * 300]
     c = collections.Counter()
-    ids, fit = fit_editor_prompt(tok, z, units, "trajectory", 500, c)
+    ids, fit = fit_editor_prompt(tok, z, units, "trajectory", 500, c, prefix=EDITOR_PREFIX)
     assert fit.n_units == 1 and c["units_dropped"] == 2 and c["prompt"] == 1 and len(ids) <= 500
     assert tok.decode(ids).endswith("<think>\n")
     big = with_rules(z, make_rule_body(["very long rule " * 200]))

@@ -9,7 +9,8 @@ Keys (``configs/skill_alpha_*.py`` override):
   staggered offsets; the paper's batch of 8 units); ``checkpoint_every``.
 * ``unit``: G (``group_size``, paper 8), ``anchors_k`` (paper 1), ``graded`` (off), ``carry``
   ("best" | "first" | "keep"), ``max_new_tokens`` (editor response), ``dedupe``,
-  ``zero_variance`` ("keep" | "drop").
+  ``zero_variance`` ("keep" | "drop"), ``prefill`` (text after the assistant header; "" =
+  the editor opens its own ``<think>``; see ``prompts``).
 * ``evidence``: units_per_chunk 4, max_steps 8, max_traj_chars 3000, max_prompt_tokens 8192,
   ``order`` ("round_robin" | "grouped"), ``n_evidence_per_family`` / ``n_anchor_per_family``.
 * ``worker``: ``kind`` "frozen" (a frozen copy of the initial editor weights, sampled by the
@@ -48,7 +49,7 @@ def skill_alpha(setting: str = "experience") -> ml_collections.ConfigDict:
     c.checkpoint_every = 10
     c.keep_checkpoints = 2
     c.unit = D(dict(group_size=8, anchors_k=1, graded=False, carry="best", max_new_tokens=1024,
-                    dedupe=True, zero_variance="keep"))
+                    dedupe=True, zero_variance="keep", prefill=""))
     c.evidence = D(dict(units_per_chunk=4, max_steps=8, max_traj_chars=3000, max_paragraph_chars=3000,
                         max_prompt_tokens=8192, order="round_robin", n_evidence_per_family=8,
                         n_anchor_per_family=16))

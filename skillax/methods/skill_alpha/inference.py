@@ -42,7 +42,7 @@ def edit_record(step: int, item, before: SkillDoc, res, output: str) -> dict:
 
 
 def infer(stream, editor, z0: SkillDoc, *, temperature: float = 0.0, max_new_tokens: int = 256,
-          max_prompt_tokens: int = 8192, prefix: str = prompts.EDITOR_PREFIX,
+          max_prompt_tokens: int = 8192, prefix: str = "",
           items: Sequence | None = None) -> tuple[SkillDoc, list[dict], collections.Counter]:
     """Edit z0 through the stream's chunks in order.
 

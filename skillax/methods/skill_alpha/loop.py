@@ -53,7 +53,7 @@ def unit_config(cfg) -> UnitConfig:
     budget = min(int(cfg.evidence.max_prompt_tokens), int(cfg.model.max_len) - int(u.max_new_tokens))
     return UnitConfig(group_size=int(u.group_size), anchors_k=int(u.anchors_k), graded=bool(u.graded),
                       carry=str(u.carry), max_new_tokens=int(u.max_new_tokens), max_prompt_tokens=budget,
-                      temperature=float(cfg.rl.temperature), dedupe=bool(u.dedupe))
+                      temperature=float(cfg.rl.temperature), dedupe=bool(u.dedupe), prefix=str(u.get("prefill", "")))
 
 
 def step_metrics(results, times: dict) -> dict:
@@ -85,6 +85,14 @@ def step_metrics(results, times: dict) -> dict:
         m[f"trunc/{k}"] = trunc.get(k, 0)
     m.update(times)
     return m
+
+
+def unit_sample(step: int, res) -> dict:
+    """One unit's candidates for ``samples.jsonl`` (text, action, validity, reason, scores)."""
+    return {"step": step, "lane": res.input.lane, "chunk": res.input.position, "family": res.input.family,
+            "skipped": res.skipped, "r_ctrl": res.r_ctrl, "carry": res.carry_index,
+            "candidates": [{"text": c.text, "action": c.action, "valid": c.valid, "reason": c.edit.reason,
+                            "r_edit": c.r_edit, "reward": c.reward} for c in res.candidates]}
 
 
 def _inputs(lanes, stream, cfg) -> list[UnitInput]:
@@ -152,7 +160,8 @@ def run(cfg, workdir=None):
         editor = engine.policy_sampler(float(cfg.infer.temperature))
         t0 = time.perf_counter()
         z_t, history, trunc = infer(st.stream, editor, z0, temperature=float(cfg.infer.temperature),
-                                    max_new_tokens=ucfg.max_new_tokens, max_prompt_tokens=ucfg.max_prompt_tokens)
+                                    max_new_tokens=ucfg.max_new_tokens, max_prompt_tokens=ucfg.max_prompt_tokens,
+                                    prefix=ucfg.prefix)
         folder = write_skill_folder(workdir / "skill", z_t, history)
         results["inference"] = {"folder": str(folder), "rules": len(rules_of(z_t).rules),
                                 "actions": action_histogram(history), "truncations": dict(trunc),
@@ -190,6 +199,8 @@ def train(cfg, engine, st, lanes, z0, ucfg, start, workdir) -> None:
                                     pad_id=int(engine.tokenizer.pad_token_id or 0))
                 train_metrics = engine.train(batch, objectives)
                 train_metrics["batch_len"] = int(batch["tokens"].shape[1])
+            with open(workdir / "samples.jsonl", "a", encoding="utf-8") as f:
+                f.write(json.dumps(unit_sample(step, results[0])) + "\n")
             m = step_metrics(results, times)
             m.update({f"rows/{k}": v for k, v in rstats.items()})
             m.update(train_metrics)

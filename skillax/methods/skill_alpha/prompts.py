@@ -4,11 +4,14 @@ skill context the frozen worker sees.
 Editor prompt (our wording; the paper's is not public -- DESIGN.md §1.1 fixes the output
 format): a system turn with the five actions and the output contract, a user turn with the
 current skill (``- [R3] text`` lines, or "(no rules yet)") and the evidence units, then the
-assistant header followed by the pre-filled ``<think>\\n`` (``EDITOR_PREFIX``), which the
-policy continues: ``...reasoning</think>`` + one JSON object. The pre-fill is prompt context
-(no loss); the parser sees ``prefix + completion``. Qwen3 templates are rendered with
-``enable_thinking=True`` (so no empty think block is inserted before the pre-fill); SmolLM2's
-template ignores the switch.
+assistant header; the policy writes ``<think>...</think>`` + one JSON object. Optionally a
+``prefix`` (e.g. ``EDITOR_PREFIX = "<think>\\n"``) is pre-filled after the header: prompt
+context (no loss); the parser then sees ``prefix + completion``. The default is no pre-fill:
+the SFT transcripts start the assistant turn with ``<think>\\n`` themselves, and a pre-fill
+whose tokens are split differently from the transcripts' (``"\\n"`` merging with the next
+word in BPE) puts a warm-started editor off-distribution -- SmolLM2 then loops on
+``<think>``. Qwen3 templates are rendered with ``enable_thinking=True`` (no empty think block
+is inserted); SmolLM2's template ignores the switch.
 
 Budget (paper: prompt <= 8192 tokens): :func:`fit_editor_prompt` keeps the whole skill and
 as many leading evidence units as fit (``skillax.skills.evidence.fit_prompt``: trailing
@@ -72,7 +75,7 @@ def editor_messages(skill: SkillDoc, units: Sequence[str], kind: str = "trajecto
             {"role": "user", "content": editor_user(skill, units, kind)}]
 
 
-def render_editor(tokenizer, messages: Sequence[dict], prefix: str = EDITOR_PREFIX) -> str:
+def render_editor(tokenizer, messages: Sequence[dict], prefix: str = "") -> str:
     """Prompt text: chat template with the generation header, then the pre-filled ``prefix``."""
     from skillax.tokenizers.chat import render
 
@@ -86,7 +89,7 @@ def encode_text(tokenizer, text: str) -> list[int]:
 
 def fit_editor_prompt(tokenizer, skill: SkillDoc, units: Sequence[str], kind: str, max_tokens: int,
                       counter: collections.Counter | None = None,
-                      prefix: str = EDITOR_PREFIX) -> tuple[list[int], FitResult]:
+                      prefix: str = "") -> tuple[list[int], FitResult]:
     """Editor prompt ids within ``max_tokens`` (module docstring) and the fit report.
 
     Returns ``(prompt_ids, FitResult)``; ``FitResult.over_budget`` is True when the skill

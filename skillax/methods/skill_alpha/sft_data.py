@@ -21,8 +21,8 @@ built so far):
 
 Each transcript is ``{"messages": [system, user, assistant], "meta": {...}}`` where system +
 user are exactly the RL editor prompt (:func:`prompts.editor_messages` within the same token
-budget) and the assistant turn is ``"<think>\\n" + reasoning + "</think>\\n" + JSON`` -- the
-pre-filled ``<think>\\n`` plus what the policy writes during RL.
+budget) and the assistant turn is ``"<think>\\n" + reasoning + "\\n</think>\\n" + JSON`` --
+what the editor writes during RL (the default RL prompt has no pre-fill, see ``prompts``).
 """
 from __future__ import annotations
 
@@ -104,20 +104,20 @@ class RuleTeacher:
         if not plans:
             return "The evidence has no successful expert run to learn from.", EditAction("NOOP")
         if not mine:
-            return (f"No rule covers {family} yet; the expert solved it as: {plans[0]}.",
+            return (f"No rule covers {family} yet; add the expert's solution.",
                     EditAction("CREATE", (), f"{family}: {plans[0]}"))
         rule = mine[0]
         known = rule.text[len(family) + 2:].split(" OR ")
         new = [p for p in plans if p not in known]
         if new:
             kept = (known + [new[0]])[-2:]
-            return (f"{rule.label} misses how the expert solved this {family} task: {new[0]}.",
+            return (f"{rule.label} misses how the expert solved this {family} task.",
                     EditAction("UPDATE", (rule.label,), f"{family}: {' OR '.join(kept)}"))
         return f"{rule.label} already describes the expert's solution.", EditAction("NOOP")
 
 
 def assistant_text(think: str, action: EditAction) -> str:
-    """Canonical assistant turn: pre-filled ``<think>\\n``, reasoning, ``</think>``, one JSON object."""
+    """Canonical assistant turn: ``<think>\\n``, reasoning, ``</think>``, one JSON object."""
     obj: dict = {"action": action.action}
     if action.target:
         obj["target"] = list(action.target)
@@ -244,7 +244,7 @@ def write_sft_data(cfg, stream, z0: SkillDoc, tokenizer, path, max_prompt_tokens
 
 def edit_sft_warmstart(engine, cfg, rows: Sequence[dict]) -> dict:
     """``cfg.sft.steps`` SFT updates of the editor on transcripts (assistant tokens only, via
-    ``render_with_masks``; the ``<think>\\n`` pre-fill is part of the assistant turn here).
+    ``render_with_masks``; the assistant turn opens with ``<think>\\n`` itself).
     Returns first / last NLL, transcripts and seconds."""
     import numpy as np
 

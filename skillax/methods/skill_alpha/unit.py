@@ -46,7 +46,9 @@ class UnitConfig:
     """Knobs of a unit. group_size G (paper 8); anchors_k queries per unit (paper 1);
     graded: r_edit - r_ctrl instead of the binary rule; carry: see ``carry.CARRY_MODES``;
     max_new_tokens: editor response cap; max_prompt_tokens: editor prompt budget (paper 8192);
-    temperature: editor sampling temperature (paper 1.0); dedupe: module docstring."""
+    temperature: editor sampling temperature (paper 1.0); dedupe: module docstring;
+    prefix: text pre-filled after the assistant header ("" = the editor writes its own
+    ``<think>``, as the SFT transcripts teach; "<think>\n" helps an editor without warm start)."""
 
     group_size: int = 8
     anchors_k: int = 1
@@ -57,7 +59,7 @@ class UnitConfig:
     temperature: float = 1.0
     dedupe: bool = True
     max_rule_chars: int = 2000
-    prefix: str = prompts.EDITOR_PREFIX
+    prefix: str = ""
 
     def __post_init__(self):
         if self.group_size < 1 or self.anchors_k < 1 or self.max_new_tokens < 1 or self.max_prompt_tokens < 16:

@@ -48,7 +48,7 @@ def get_config():
     c.eval.n_tasks = 48
     c.sft.play_steps = 100
     c.sft.play_lr = 1e-5
-    c.sft.n_tasks = 60
+    c.sft.n_tasks = 24
     c.sft.steps = 20
     c.sft.batch_size = 8
     c.train.micro_batch = 16

@@ -152,3 +152,14 @@ def test_rule_teacher_transcripts(tok):
         skill = res.skill
     texts = [ru.text for ru in rules_of(skill).rules]
     assert len(texts) == 2 and all(t.split(": ")[0] in FAMS for t in texts)
+
+
+def test_split_and_spread_by_family():
+    from skillax.methods.skill_alpha.setting import split_by_family, spread
+
+    ts = [task(f, i) for f in FAMS for i in range(5)]
+    ev, an = split_by_family(ts, 2, 2, seed=0)
+    assert len(ev) == len(an) == 4 and not {t.id for t in ev} & {t.id for t in an}
+    assert collections.Counter(t.family for t in ev) == {FAMS[0]: 2, FAMS[1]: 2}
+    assert split_by_family(ts, 2, 2, seed=0) == (ev, an)            # seeded: reproducible
+    assert [t.family for t in spread(ts, 3)] == [FAMS[1], FAMS[0], FAMS[1]]

@@ -113,7 +113,13 @@ def play_warmstart(cfg, engine) -> dict:
     pc = cfg.copy_and_resolve_references()
     pc.sft.steps, pc.sft.lr = int(cfg.sft.play_steps), float(cfg.sft.play_lr)
     pc.sft.max_len = min(int(cfg.sft.max_len), int(cfg.model.max_len))
-    train_tasks = setting_lib.experience_tasks(cfg, cfg.env.train_split)
+    train_tasks = setting_lib.spread(setting_lib.experience_tasks(cfg, cfg.env.train_split), int(cfg.sft.n_tasks))
+    from skillax.methods.common import tasks as task_lib
+
+    if task_lib.resolve_env(cfg.env.name) == "alfworld":  # fill the planner cache in parallel first
+        from skillax.agents.envs.experts import alfworld_experts
+
+        alfworld_experts(train_tasks, n_workers=max(1, int(cfg.env.workers)))
     return play_sft_warmstart(engine, pc, train_tasks, setting_lib.play_config(cfg))
 
 

@@ -125,6 +125,18 @@ def experience_tasks(cfg, split: str, limit: int | None = None) -> list[Task]:
     return ts
 
 
+def spread(tasks: Sequence[Task], n: int) -> list[Task]:
+    """``n`` tasks taken round-robin over the families (so a small set covers every type)."""
+    fams: dict[str, list[Task]] = collections.defaultdict(list)
+    for t in tasks:
+        fams[t.family].append(t)
+    out, i = [], 0
+    while len(out) < n and any(i < len(v) for v in fams.values()):
+        out += [v[i] for _, v in sorted(fams.items()) if i < len(v)][: n - len(out)]
+        i += 1
+    return out
+
+
 def _experience(cfg, worker, z0, ecfg):
     from skillax.methods.common import tasks as task_lib
 

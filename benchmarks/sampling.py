@@ -170,8 +170,8 @@ def main(argv=None):
     prompts = prompts_np.tolist()
     sp = SamplingParams(temperature=1.0, max_new_tokens=N, eos_ids=[])
     device = jax.devices()[0].device_kind
-    upcasts = weight_upcasts(compiled_text(sampler, params, prompts, sp), params)
     ours_s, compile_s = time_ours(sampler, params, prompts, sp, args.repeats)
+    upcasts = weight_upcasts(compiled_text(sampler, params, prompts, sp), params)
     ours = B * N / ours_s
 
     modes = args.reference

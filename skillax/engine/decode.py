@@ -2,15 +2,17 @@
 
 One jitted function per shape bucket does both: ``forward`` over the chunk (all rows' last
 chunk token sits at the same slot, so one ``hidden[:, -1]`` gives every row's next-token
-logits), then a ``lax.while_loop`` that feeds the previous token, samples the next one and
-updates the stop state, until every row is done or ``n_new`` tokens were produced (early
-exit; no Python per token). The cache is donated in and returned.
+logits), then a ``lax.while_loop`` whose body samples from the carried logits, records the
+token and the stop state, and feeds the token back through ``forward`` for the next logits
+(a ``lax.cond`` skips that forward once every row is done). The loop exits early when all
+rows are done, else after ``n_new`` tokens; there is no Python per token. The cache is
+donated in and returned.
 
 Slot bookkeeping (``KVCache`` contract): the chunk occupies slots ``base .. base+T-1``;
-completion token ``j`` is fed at slot ``base + T + j`` during step ``j + 1``. The last token
-a row samples (its stop token, or the one that hit the length limit) is never fed: it is the
-row's *pending* token, which a continuation prefills first. Rows that are done feed with
-``valid=False``, so their slots stay invalid.
+completion token ``j`` is fed at slot ``base + T + j`` right after it is sampled. The last
+token a row samples (its stop token, or the one that hit the length limit) is never fed: it
+is the row's *pending* token, which a continuation prefills first. Rows that are done feed
+with ``valid=False``, so their slots stay invalid.
 
 Keys: row r uses ``fold_in(fold_in(key(seed), step), r)``; token t of continuation turn u
 uses ``fold_in(fold_in(row_key, u), t)`` (u = 0 for a fresh call).

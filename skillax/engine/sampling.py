@@ -101,7 +101,21 @@ class SamplingParams:
         return self.temperature == 0
 
 
-def truncation_mask(z: jax.Array, top_k: jax.Array, top_p: jax.Array) -> jax.Array:
+def _mask_from_sorted(z, zs, order, top_k, top_p):
+    """Kept set given the first M' entries of the descending sort of z (values zs, ids order)."""
+    V, M = z.shape[-1], zs.shape[-1]
+    k = jnp.clip(jnp.where(top_k > 0, top_k, V), 1, M)
+    kth = jax.lax.dynamic_index_in_dim(zs, k - 1, axis=-1, keepdims=True)  # (B, 1)
+    keep = (z >= kth) | (top_k <= 0)
+    p = jax.nn.softmax(jnp.where(keep, z, NEG_LOGIT), axis=-1)  # (B, V)
+    ps = jnp.take_along_axis(p, order, axis=-1)  # the same values, non-increasing
+    kept_sorted = (jnp.cumsum(ps, axis=-1) - ps) < top_p
+    threshold = jnp.min(jnp.where(kept_sorted, ps, jnp.inf), axis=-1, keepdims=True)
+    return keep & ((p >= threshold) | (top_p >= 1.0)), ps
+
+
+def truncation_mask(z: jax.Array, top_k: jax.Array, top_p: jax.Array, *, cap: int = 1024
+                    ) -> jax.Array:
     """Kept set of top-k then top-p truncation, with traced ``top_k`` / ``top_p``.
 
     Args:
@@ -111,21 +125,27 @@ def truncation_mask(z: jax.Array, top_k: jax.Array, top_p: jax.Array) -> jax.Arr
         smallest probability in the shortest descending prefix whose mass *before* each
         member is < top_p (the top token is always kept; ties at the threshold kept).
         Matches HF ``TopPLogitsWarper`` (remove where ascending cumsum <= 1 - top_p) up to ties.
+      cap: static M; when top_k <= M and the M most likely tokens hold >= top_p of the mass
+        in every row (the usual case for a trained LM), the kept set comes from
+        ``lax.top_k(z, M)`` (~5 ms on 2 CPU cores for 8 x 49152, M = 1024) instead of a full
+        sort (~130 ms); otherwise (flat distributions, e.g. random weights) from the full
+        sort. Both paths give the identical set: the first M sorted values are the same.
     Returns:
       (B, V) bool.
     Source: identical definition to ``skillax.rl.logprobs.truncation_mask`` (static top_k).
     """
     V = z.shape[-1]
-    order = jnp.argsort(-z, axis=-1)  # (B, V) descending
-    zs = jnp.take_along_axis(z, order, axis=-1)
-    k = jnp.clip(jnp.where(top_k > 0, top_k, V), 1, V)
-    kth = jax.lax.dynamic_index_in_dim(zs, k - 1, axis=-1, keepdims=True)  # (B, 1)
-    keep = z >= kth
-    p = jax.nn.softmax(jnp.where(keep, z, NEG_LOGIT), axis=-1)  # (B, V)
-    ps = jnp.take_along_axis(p, order, axis=-1)  # the same values, non-increasing
-    kept_sorted = (jnp.cumsum(ps, axis=-1) - ps) < top_p
-    threshold = jnp.min(jnp.where(kept_sorted, ps, jnp.inf), axis=-1, keepdims=True)
-    return keep & ((p >= threshold) | (top_p >= 1.0))
+    M = min(cap, V)
+    zs, order = jax.lax.top_k(z, M)  # (B, M) descending
+    keep, ps = _mask_from_sorted(z, zs, order, top_k, top_p)
+    # exact iff the k-th value and the whole top-p prefix lie within the top M
+    fast_ok = (top_k <= M) & ((top_p >= 1.0) | jnp.all(jnp.sum(ps, axis=-1) >= top_p))
+
+    def full(_):
+        order = jnp.argsort(-z, axis=-1)
+        return _mask_from_sorted(z, jnp.take_along_axis(z, order, axis=-1), order, top_k, top_p)[0]
+
+    return jax.lax.cond(fast_ok, lambda _: keep, full, None)
 
 
 def sampling_logprobs(logits: jax.Array, temperature: jax.Array, top_k: jax.Array,

@@ -53,10 +53,12 @@ def test_matches_trainer_truncation():
     rl = pytest.importorskip("skillax.rl.logprobs")
     z = jax.random.normal(jax.random.key(0), (16, 300)) * 3
     z = z.at[:, 5].set(z[:, 7])  # ties
-    for k, p in [(0, 0.9), (10, 1.0), (10, 0.5), (1, 0.3), (0, 0.999)]:
-        ours = truncation_mask(z, jnp.int32(k), jnp.float32(p))
-        ref = rl.truncation_mask(z, k if k else None, p)
-        np.testing.assert_array_equal(np.asarray(ours), np.asarray(ref), err_msg=f"k={k} p={p}")
+    mask = jax.jit(truncation_mask, static_argnames=("cap",))
+    for k, p in [(0, 0.9), (10, 1.0), (10, 0.5), (1, 0.3), (0, 0.999), (40, 0.95), (299, 1.0)]:
+        ref = np.asarray(rl.truncation_mask(z, k if k else None, p))
+        for cap in (8, 32, 256):  # top-M fast path and full-sort fallback agree
+            ours = mask(z, jnp.int32(k), jnp.float32(p), cap=cap)
+            np.testing.assert_array_equal(np.asarray(ours), ref, err_msg=f"k={k} p={p} cap={cap}")
 
 
 def test_sampling_frequencies_follow_the_truncated_distribution():

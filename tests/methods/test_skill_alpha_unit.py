@@ -121,3 +121,38 @@ def test_judge_failure_skips_unit_not_zero():
         inp = UnitInput(skill0(), ("e",), (task,), kind="document")
         (res,) = score_candidates([inp], [[edit("CREATE", content="Use goal.")]], scorer, UnitConfig(group_size=1))
     assert res.skipped and "judge failure" in res.skipped and res.r_ctrl is None
+
+
+def test_reasoning_and_document_settings_with_loopback_worker(tmp_path, tasks):
+    """build_setting for reasoning (worker traces -> stream) and document (TextWorld docs), and
+    the held-out evaluation z_T vs no skill, all through the loopback worker / judge."""
+    from skillax.methods.skill_alpha.config import skill_alpha
+    from skillax.methods.skill_alpha.evaluate import evaluate_skill
+    from skillax.methods.skill_alpha.setting import build_setting, initial_skill
+
+    def respond(req):
+        first, user = req["messages"][0]["content"], req["messages"][-1]["content"]
+        if "strict grader" in user or "strict grader" in first:
+            n = user.count("\n", user.index("[Rubrics]"), user.index("[Answer to grade]")) - 2
+            ok = "yes" if "inventory" in user.split("[Answer to grade]")[1] else "no"
+            return json.dumps({"Grading Rationale": "-", "List of Requirement Satisfaction Status": [ok] * n,
+                               "Overall Score": int(ok == "yes")})
+        return "Use inventory." if MAGIC in user else "\\boxed{7}"
+
+    c = skill_alpha("reasoning")
+    c.reasoning.datasets = ("basic_arithmetic",)
+    c.reasoning.n_per_dataset = 6
+    c.reasoning.eval_per_dataset = 2
+    c.evidence.n_evidence_per_family, c.evidence.n_anchor_per_family = 4, 2
+    with FakeOpenAIServer(respond) as srv:
+        w = worker(srv)
+        st = build_setting(c, w, initial_skill(c), tmp_path)
+        assert len(st.stream) == 1 and len(st.stream.items[0].units) == 4 and len(st.eval_tasks) == 2
+        assert "reference answer" in st.stream.items[0].units[0] and st.info["evidence_tasks"] == 4
+        assert (tmp_path / "evidence_stream.json").exists()
+        d = skill_alpha("document")
+        st = build_setting(d, w, initial_skill(d), None)
+        assert st.info["source"] == "textworld-docs" and len(st.eval_tasks) == 6
+        skill = with_rules(initial_skill(d), make_rule_body([f"Always {MAGIC}."]))
+        ev = evaluate_skill(st.scorer, st.eval_tasks[:2], skill)
+    assert ev["with_skill"] == 1.0 and ev["no_skill"] == 0.0 and ev["delta"] == 1.0 and ev["n"] == 2

@@ -46,8 +46,9 @@ def test_executor_plays_with_skills_and_judges_itself(tasks):
         trajs = ex.play(pool, tasks, [["go-first: Go where the task says first."], []])
         assert [t.won for t in trajs] == [True, True]
         assert [t.n_steps for t in trajs] == [3, 3]
-        first_prompt = json.loads(srv.requests[0]["body"])["messages"][-1]["content"]
-        assert "Skills:\n[1] go-first: Go where the task says first." in first_prompt
+        users = [json.loads(r["body"])["messages"][-1]["content"] for r in srv.requests]
+        with_skill = [u for u in users if "Skills:\n[1] go-first: Go where the task says first." in u]
+        assert len(with_skill) == 3 and all(tasks[0].goal.strip() in u for u in with_skill)  # task 0 only
         assert ex.judge(trajs, ["view", "view"]) == [True, True]
         assert ex.stats["errors"] == 0 and ex.stats["requests"] == 3 * 2 + 2
 

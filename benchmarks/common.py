@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import pathlib
 import shlex
 import sys
 import time
 
-RESULTS = pathlib.Path(__file__).resolve().parent / "results"
+# $SKILLAX_RESULTS redirects the JSONL files (e.g. to $OUT on the device machine).
+RESULTS = pathlib.Path(os.environ.get("SKILLAX_RESULTS") or pathlib.Path(__file__).resolve().parent / "results")
 # Measured on the H200 (DESIGN.md §4): bf16 dense matmul ceiling and memory-copy bandwidth.
 H200_BF16_FLOPS = 790e12
 H200_HBM_BYTES_PER_S = 4.3e12

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import pathlib
 import statistics
 import sys
@@ -49,7 +50,8 @@ EXTRA_SHAPES = {
     "tiny": dict(vocab_size=4096, hidden_size=128, intermediate_size=384, num_layers=4,
                  num_heads=4, num_kv_heads=2, head_dim=32, tie_word_embeddings=True),
 }
-RESULTS = pathlib.Path(__file__).resolve().parent / "results" / "sampling.jsonl"
+RESULTS = (pathlib.Path(os.environ.get("SKILLAX_RESULTS") or pathlib.Path(__file__).resolve().parent / "results")
+           / "sampling.jsonl")
 
 
 def model_config(name: str) -> ModelConfig:
@@ -204,12 +206,15 @@ def main(argv=None):
                          unit="seconds/episode (ours: continue_, reference: re-encode history)",
                          limit=None, fraction_of_limit=None,
                          speedup=round(mt["reencode"] / mt["continue"], 2), **common))
+    for r in rows:
+        print(json.dumps(r), flush=True)
     out = pathlib.Path(args.out)
+    if out.is_dir():
+        out = out / "sampling.jsonl"
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("a") as f:
         for r in rows:
             f.write(json.dumps(r) + "\n")
-            print(json.dumps(r))
 
 
 if __name__ == "__main__":

@@ -100,6 +100,7 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
     c.temperature = 1.0
     c.checkpoint_every = 10
     c.keep_checkpoints = 2
+    c.max_train_minutes = 0.0      # > 0: stop RL (with a checkpoint) after the step that passes it
     c.env = ml_collections.ConfigDict(dict(
         name=env_name, train_split="valid_train", eval_split="valid_unseen", max_steps=50,
         workers=0, n_train_tasks=0, tw_games_per_family=8, data_dir=""))
@@ -113,5 +114,8 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
     c.rl = rl()
     c.train = train(lr=1e-6, total_steps=100)
     c.sft = sft()
+    # also SFT the distil stage on deterministic JSON from each expert episode (ours, not the
+    # paper's: without it a 135M policy never emits parsable distil JSON, so nothing is admitted)
+    c.sft.distil_demos = True
     c.eval = ml_collections.ConfigDict(dict(n_tasks=32, temperature=0.4, ablate_retrieval=True))
     return c

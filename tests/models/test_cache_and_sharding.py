@@ -15,12 +15,13 @@ CFG = ModelConfig(vocab_size=256, hidden_size=64, intermediate_size=128, num_lay
                   num_kv_heads=2, head_dim=16, rope_theta=10000.0, qk_norm=True)
 
 
-def _logits(p, cfg, tokens, positions, valid, cache=None):
-    h, cache = transformer.forward(p, cfg, tokens, positions, valid, cache)
+def _logits(p, cfg, tokens, positions, valid, cache=None, cache_loop="auto"):
+    h, cache = transformer.forward(p, cfg, tokens, positions, valid, cache, cache_loop=cache_loop)
     return np.asarray(transformer.logits(p, cfg, h)), cache
 
 
-def test_cached_prefill_then_decode_matches_full_forward():
+@pytest.mark.parametrize("cache_loop", ["unroll", "scan"])
+def test_cached_prefill_then_decode_matches_full_forward(cache_loop):
     p = params_lib.init_params(CFG, jax.random.key(0))
     rng = np.random.default_rng(0)
     lengths = [5, 2, 7]
@@ -38,11 +39,11 @@ def test_cached_prefill_then_decode_matches_full_forward():
     ref, _ = _logits(p, CFG, full_tok, full_pos, full_valid)
 
     cache = init_cache(CFG, B, 16, jnp.float32)
-    got, cache = _logits(p, CFG, prompt, full_pos[:, :T], pvalid, cache)
+    got, cache = _logits(p, CFG, prompt, full_pos[:, :T], pvalid, cache, cache_loop)
     outs = [got]
     for i in range(3):
         step, cache = _logits(p, CFG, extra[:, i:i + 1], full_pos[:, T + i:T + i + 1],
-                              np.ones((B, 1), bool), cache)
+                              np.ones((B, 1), bool), cache, cache_loop)
         outs.append(step)
     got = np.concatenate(outs, 1)
     np.testing.assert_allclose(got[full_valid], ref[full_valid], atol=2e-5)

@@ -13,7 +13,7 @@ commands each prompt needs.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 from skillax.agents.agent_loop import PlayConfig, build_play_prompt
 from skillax.agents.envs.base import EnvSpec, Task
@@ -24,10 +24,14 @@ def expert_answer(action: str) -> str:
 
 
 def play_demonstrations(tasks: Sequence[Task], spec: EnvSpec, play_cfg: PlayConfig,
-                        max_steps: int = 50) -> tuple[list[list[dict]], dict]:
+                        max_steps: int = 50,
+                        episode_demo: Callable[[Task, list[str], str, bool], list[dict]] | None = None
+                        ) -> tuple[list[list[dict]], dict]:
     """Transcripts for every step of every won expert trajectory.
 
-    Returns (transcripts, stats) where stats counts tasks, won experts and steps.
+    ``episode_demo(task, actions, final_observation, won)``, when given, adds one more
+    transcript per replayed expert episode (Skill1: the distil demonstration).
+    Returns (transcripts, stats) where stats counts tasks, won experts, steps and episode demos.
     """
     from skillax.agents.envs.experts import expert_trajectory
 
@@ -41,6 +45,7 @@ def play_demonstrations(tasks: Sequence[Task], spec: EnvSpec, play_cfg: PlayConf
             stats["experts_won"] += 1
             obs, info = env.reset(task)
             history: list[tuple[str, str]] = []
+            won = False
             for t, (_, action) in enumerate(rec.steps[:max_steps]):
                 msgs = build_play_prompt(task.goal, obs, history, info.get("admissible_commands") or [],
                                          [], t, play_cfg)
@@ -49,7 +54,11 @@ def play_demonstrations(tasks: Sequence[Task], spec: EnvSpec, play_cfg: PlayConf
                 obs, _, done, info = env.step(action)
                 stats["steps"] += 1
                 if done:
+                    won = bool(info.get("won", False))
                     break
+            if episode_demo is not None:
+                out.append(episode_demo(task, [a for _, a in history], obs, won))
+                stats["episode_demos"] = stats.get("episode_demos", 0) + 1
     finally:
         env.close()
     return out, stats

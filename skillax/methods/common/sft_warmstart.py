@@ -11,8 +11,10 @@ from skillax.rl.data import make_iterator, sft_dataset
 from skillax.tokenizers.chat import render_with_masks
 
 
-def play_sft_warmstart(engine, cfg, train_tasks, play_cfg=None) -> dict:
+def play_sft_warmstart(engine, cfg, train_tasks, play_cfg=None, episode_demo=None) -> dict:
     """Expert play transcripts -> ``cfg.sft.steps`` SFT updates on ``engine``.
+
+    ``episode_demo``: optional per-episode transcript builder (see ``play_demonstrations``).
 
     Returns a summary: demo stats, first/last NLL, tokens, seconds.
     """
@@ -22,7 +24,7 @@ def play_sft_warmstart(engine, cfg, train_tasks, play_cfg=None) -> dict:
     name = task_lib.resolve_env(cfg.env.name)
     tasks = list(train_tasks)[: int(cfg.sft.n_tasks)]
     demos, stats = play_demonstrations(tasks, env_spec(name, max_steps=int(cfg.env.max_steps)), play_cfg,
-                                       max_steps=int(cfg.env.max_steps))
+                                       max_steps=int(cfg.env.max_steps), episode_demo=episode_demo)
     if not demos:
         return {"skipped": "no expert demonstrations", **stats}
     tok = engine.tokenizer

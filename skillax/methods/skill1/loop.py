@@ -15,6 +15,7 @@ from skillax.methods.common import tasks as task_lib
 from skillax.methods.common.engine import PolicyEngine
 from skillax.methods.common.rows import build_batch
 from skillax.methods.skill1 import objectives as obj_lib
+from skillax.methods.skill1 import prompts
 from skillax.methods.skill1.evaluate import evaluate, library_stats
 from skillax.methods.skill1.rollout import RolloutConfig, rollout, update_library
 from skillax.rl.metrics import MetricsWriter
@@ -104,7 +105,11 @@ def run(cfg, workdir=None):
     elif cfg.sft.steps > 0:
         from skillax.methods.common.sft_warmstart import play_sft_warmstart
 
-        sft_metrics = play_sft_warmstart(engine, cfg, train_tasks)
+        demo = None
+        if cfg.sft.get("distil_demos", False):
+            def demo(task, actions, obs, won):
+                return prompts.distil_demonstration(task.goal, actions, obs, won)
+        sft_metrics = play_sft_warmstart(engine, cfg, train_tasks, episode_demo=demo)
         print("SFT warm start:", json.dumps(sft_metrics))
     index.sync(library.retrieval_texts())
 
@@ -113,6 +118,8 @@ def run(cfg, workdir=None):
     pool = make_pool(cfg)
     writer = MetricsWriter(workdir / "metrics.jsonl", total_steps=int(cfg.steps), initial_step=start,
                            bar_keys=("success_rate", "rerank_ndcg", "library_size", "util/loss"))
+    budget_s = 60.0 * float(cfg.get("max_train_minutes", 0.0) or 0.0)
+    t_start = time.perf_counter()
     try:
         for step in range(start, int(cfg.steps)):
             t0 = time.perf_counter()
@@ -136,8 +143,13 @@ def run(cfg, workdir=None):
             m = step_metrics(eps, counts, library, gens, batch, times)
             m.update(train_metrics)
             writer.write(step, m)
-            if (step + 1) % int(cfg.checkpoint_every) == 0 or step + 1 == int(cfg.steps):
+            out_of_time = budget_s > 0 and time.perf_counter() - t_start > budget_s
+            if (step + 1) % int(cfg.checkpoint_every) == 0 or step + 1 == int(cfg.steps) or out_of_time:
                 engine.save(step, {"stream": stream.get_state()}, {"library": library.state_bytes()})
+            if out_of_time:
+                print(f"max_train_minutes={cfg.max_train_minutes} reached after step {step}; "
+                      f"stopping training (re-run to resume)")
+                break
     finally:
         writer.close()
 

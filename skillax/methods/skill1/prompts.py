@@ -46,16 +46,50 @@ def rerank_prompt(tokenizer, goal: str, candidates: Sequence[tuple[str, str]]) -
     return _ids(tokenizer, user, RANK_PREFIX)
 
 
-def distil_prompt(tokenizer, goal: str, actions: Sequence[str], final_observation: str, won: bool,
-                  max_actions: int = 12) -> list[int]:
-    """Ask the policy to reflect on its episode and emit the distil JSON (DESIGN.md §1.3)."""
+def distil_user(goal: str, actions: Sequence[str], final_observation: str, won: bool,
+                max_actions: int = 12) -> str:
+    """The user turn of the distil prompt."""
     acts = list(actions)[-max_actions:]
-    user = (f"Your task was to: {goal}.\nYour actions: {'; '.join(acts) if acts else '(none)'}.\n"
+    return (f"Your task was to: {goal}.\nYour actions: {'; '.join(acts) if acts else '(none)'}.\n"
             f"Last observation: {' '.join(final_observation.split())[:200]}\n"
             f"Outcome: {'success' if won else 'failure'}.\n"
             "Write a JSON object with keys subtasks (list of {name, description, status}), "
             "task_success, action_lesson, navigation_lesson, description_head.")
-    return _ids(tokenizer, user, DISTIL_PREFIX)
+
+
+def distil_prompt(tokenizer, goal: str, actions: Sequence[str], final_observation: str, won: bool,
+                  max_actions: int = 12) -> list[int]:
+    """Ask the policy to reflect on its episode and emit the distil JSON (DESIGN.md §1.3)."""
+    return _ids(tokenizer, distil_user(goal, actions, final_observation, won, max_actions), DISTIL_PREFIX)
+
+
+def distil_demonstration(goal: str, actions: Sequence[str], final_observation: str, won: bool,
+                         max_subtasks: int = 3) -> list[dict]:
+    """SFT transcript for the distil stage from an expert episode (no teacher model).
+
+    The answer is a deterministic distil JSON built from the expert's actions: the last
+    ``max_subtasks`` actions as completed subtasks, the non-navigation actions as the action
+    lesson, the ``go to`` targets as the navigation lesson, the goal as the description head.
+    The assistant turn starts with ``DISTIL_PREFIX`` so the tokens after it are exactly what
+    the policy continues at RL time. It parses with ``skills.parsers.parse_distil``.
+    """
+    import json
+
+    acts = [a for a in actions if a]
+    moves = [a[len("go to "):] for a in acts if a.startswith("go to ")]
+    work = [a for a in acts if not a.startswith("go to ")]
+    obj = {
+        "subtasks": [{"name": a.split(" ")[0], "description": a,
+                      "status": "completed" if won else "incomplete"} for a in acts[-max_subtasks:]],
+        "task_success": bool(won),
+        "action_lesson": "; ".join(work[-6:]) or "none",
+        "navigation_lesson": ("go to " + ", then ".join(moves[-4:])) if moves else "no navigation needed",
+        "description_head": " ".join(goal.split())[:120],
+    }
+    body = json.dumps(obj, ensure_ascii=False)
+    return [{"role": "system", "content": SYSTEM},
+            {"role": "user", "content": distil_user(goal, acts, final_observation, won)},
+            {"role": "assistant", "content": DISTIL_PREFIX + body[1:] + "\n```"}]
 
 
 def skill_text(head: str, strategy: str, max_chars: int = 400) -> str:

@@ -173,16 +173,14 @@ for v in variants:
               lambda out: (params, out[0]._replace(index=jnp.int32(10)), out[1]))
     elif v == "scan_carry":
         c = init_cache(cfg, B, S, dt)
-        bench(v, run_scan_carry, (params, c.k, c.v, c.slot_valid, tok0), (1, 2),
+        bench(v, run_scan_carry, (params, jnp.stack(c.k), jnp.stack(c.v), c.slot_valid, tok0), (1, 2),
               lambda out: (params, out[0], out[1], out[2], out[3]))
     else:
         split = v in ("unroll_split", "unroll_list")
         lst = v == "unroll_list"
         layers_list = ([jax.tree.map(lambda a: a[i], params["layers"]) for i in range(L)] if split else None)
         c = init_cache(cfg, B, S, dt)
-        ks, vs = c.k, c.v
-        if lst:
-            ks, vs = [ks[i] for i in range(L)], [vs[i] for i in range(L)]
+        ks, vs = (list(c.k), list(c.v)) if lst else (jnp.stack(c.k), jnp.stack(c.v))
         fn = make_run_unrolled(split, lst)
         bench(v, fn, (params, layers_list, ks, vs, c.slot_valid, tok0), (2, 3),
               lambda out, ll=layers_list: (params, ll, out[0], out[1], out[2], out[3]))

@@ -6,7 +6,8 @@ Command (what produced benchmarks/results/skill1_alfworld_gpu/):
 Differences from configs/skill1_alfworld.py (paper settings), all for the time budget and the
 135M policy: 8 tasks x group 4 per step (paper 16 x 8); at most 30 game steps (paper 50);
 actions <= 128 and distillations <= 256 tokens (paper 2048); lr 5e-6 (paper 1e-6, tuned for
-7B); an SFT warm start of 120 steps on planner transcripts of 64 valid_train games; RL stops
+7B); an SFT warm start of 120 steps on planner transcripts of 64 valid_train games, plus one
+distil demonstration per game (``sft.distil_demos``, added after the committed run); RL stops
 after the step that passes 4.5 minutes (``max_train_minutes``; re-running resumes); held-out
 evaluation on 24 valid_unseen games with and without the library.
 Should show: per-step success, rerank NDCG and library growth, and eval success with vs
@@ -39,5 +40,6 @@ def get_config():
     c.sft.batch_size = 32
     c.sft.lr = 5e-5
     c.sft.max_len = 2048
+    c.sft.distil_demos = True      # distil JSON demos from the planner episodes (see config_defaults)
     c.eval.n_tasks = 24
     return c

@@ -115,7 +115,8 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
     c.train = train(lr=1e-6, total_steps=100)
     c.sft = sft()
     # also SFT the distil stage on deterministic JSON from each expert episode (ours, not the
-    # paper's: without it a 135M policy never emits parsable distil JSON, so nothing is admitted)
-    c.sft.distil_demos = True
+    # paper's; off at paper settings. Small policies need it: SmolLM2 never emitted parsable
+    # distil JSON without it, so nothing was admitted). Needs rollout.distil_tokens >= ~160.
+    c.sft.distil_demos = False
     c.eval = ml_collections.ConfigDict(dict(n_tasks=32, temperature=0.4, ablate_retrieval=True))
     return c

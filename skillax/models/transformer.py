@@ -8,11 +8,12 @@ Numerics (reference: transformers' ``modeling_qwen3`` / ``modeling_llama``):
 * Cache-free (training, teacher forcing): layers run under ``lax.scan`` over stacked weights,
   so compile time does not grow with depth; ``remat=True`` wraps the layer in
   ``jax.checkpoint``.
-* With a KV cache (prefill and decode): an unrolled Python loop over layers, each reading its
-  own weights and updating its own cache buffer in place (see ``skillax.models.kv_cache`` for
-  the measurement). Callers that run many decode steps pass per-layer weights from
-  :func:`split_layers`, made once outside their decode loop; stacked weights are sliced here,
-  which XLA GPU materialises as a copy per layer per step.
+* With a KV cache: decode steps (T == 1), and every chunk on CPU, run an unrolled Python loop
+  over layers, each reading its own weights and updating its own cache buffer in place (see
+  ``skillax.models.kv_cache`` for the measurement). Callers that run many decode steps pass
+  per-layer weights from :func:`split_layers`, made once outside their decode loop; stacked
+  weights sliced here are materialised by XLA GPU as a copy per layer per step. Prefill
+  chunks on GPU scan over stacked weights (``cache_loop``).
 """
 
 from __future__ import annotations
@@ -254,13 +255,18 @@ def forward(params: dict, cfg: ModelConfig, tokens: jax.Array, positions: jax.Ar
             for i, lp in enumerate(split_layers(params["layers"])):
                 x, (ks[i], vs[i]) = layer_fn(x, lp, sin, cos, mask, (ks[i], vs[i]), index)
         elif cache_loop == "scan":
+            # the stacked cache is read-only input; only the chunk's (L, B, T, KV, Dh) keys and
+            # values come out and are written into the per-layer buffers in place (peak ~2x
+            # the cache, not 3x as with the whole stacked cache as scan output)
             def body(x, xs):
                 lp, ck, cv = xs
                 x, (ck, cv) = layer_fn(x, lp, sin, cos, mask, (ck, cv), index)
-                return x, (ck, cv)
-            x, (sk, sv) = jax.lax.scan(body, x, (stack_layers(params["layers"]), jnp.stack(cache.k),
+                return x, (jax.lax.dynamic_slice_in_dim(ck, index, T, axis=1),
+                           jax.lax.dynamic_slice_in_dim(cv, index, T, axis=1))
+            x, (kc, vc) = jax.lax.scan(body, x, (stack_layers(params["layers"]), jnp.stack(cache.k),
                                                  jnp.stack(cache.v)))
-            ks, vs = [sk[i] for i in range(n_layers)], [sv[i] for i in range(n_layers)]
+            ks = [jax.lax.dynamic_update_slice(cache.k[i], kc[i], (0, index, 0, 0)) for i in range(n_layers)]
+            vs = [jax.lax.dynamic_update_slice(cache.v[i], vc[i], (0, index, 0, 0)) for i in range(n_layers)]
         else:
             raise ValueError(f"cache_loop must be 'auto', 'unroll' or 'scan', got {cache_loop!r}")
         new_cache = KVCache(k=tuple(ks), v=tuple(vs), slot_valid=slot_valid, index=index + T)

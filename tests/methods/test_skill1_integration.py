@@ -23,6 +23,7 @@ def _config(ckpt, steps):
     c.env.tw_games_per_family = 1
     c.sft.steps = 1
     c.sft.n_tasks = 2
+    c.sft.distil_demos = True  # the warm start replays the expert episodes with the distil hook
     c.eval.n_tasks = 1
     c.rollout.distil_tokens = 24
     return c

@@ -17,7 +17,9 @@ SYSTEM = "You are an agent in a text game. Skills are short notes on how to do k
 
 QUERY_PREFIX = "<query>"
 RANK_PREFIX = "<rank>"
-DISTIL_PREFIX = "```json\n{"
+# Ends before the "{": BPE merges "{" with the next character ('{"' is one token in SmolLM2
+# and Qwen3), so a prompt ending in a lone "{" would never match how a JSON answer tokenizes.
+DISTIL_PREFIX = "```json\n"
 
 
 def _ids(tokenizer, user: str, prefix: str) -> list[int]:
@@ -70,26 +72,27 @@ def distil_demonstration(goal: str, actions: Sequence[str], final_observation: s
     The answer is a deterministic distil JSON built from the expert's actions: the last
     ``max_subtasks`` actions as completed subtasks, the non-navigation actions as the action
     lesson, the ``go to`` targets as the navigation lesson, the goal as the description head.
-    The assistant turn starts with ``DISTIL_PREFIX`` so the tokens after it are exactly what
-    the policy continues at RL time. It parses with ``skills.parsers.parse_distil``.
+    The assistant turn starts with ``DISTIL_PREFIX``, so the RL distil prompt's ids are a
+    prefix of this transcript's ids (tested with the SmolLM2 tokenizer). It parses with
+    ``skills.parsers.parse_distil``.
     """
     import json
 
     acts = [a for a in actions if a]
-    moves = [a[len("go to "):] for a in acts if a.startswith("go to ")]
-    work = [a for a in acts if not a.startswith("go to ")]
+    moves = [a for a in acts if a.startswith("go ")]  # ALFWorld "go to X", TextWorld "go east"
+    work = [a for a in acts if not a.startswith("go ")]
     obj = {
         "subtasks": [{"name": a.split(" ")[0], "description": a,
                       "status": "completed" if won else "incomplete"} for a in acts[-max_subtasks:]],
         "task_success": bool(won),
         "action_lesson": "; ".join(work[-6:]) or "none",
-        "navigation_lesson": ("go to " + ", then ".join(moves[-4:])) if moves else "no navigation needed",
+        "navigation_lesson": ", then ".join(moves[-4:]) if moves else "no navigation needed",
         "description_head": " ".join(goal.split())[:120],
     }
     body = json.dumps(obj, ensure_ascii=False)
     return [{"role": "system", "content": SYSTEM},
             {"role": "user", "content": distil_user(goal, acts, final_observation, won)},
-            {"role": "assistant", "content": DISTIL_PREFIX + body[1:] + "\n```"}]
+            {"role": "assistant", "content": DISTIL_PREFIX + body + "\n```"}]
 
 
 def skill_text(head: str, strategy: str, max_chars: int = 400) -> str:

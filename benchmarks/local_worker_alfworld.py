@@ -59,6 +59,9 @@ def main(argv=None):
         out = worker.chat(prompts, temperature=args.temperature, max_tokens=args.max_tokens,
                           stop=["</action>"])
         seconds["sampling"] += time.perf_counter() - t
+        seconds["calls"] = seconds.get("calls", 0) + 1
+        print(f"game step {seconds['calls']}: {len(prompts)} live episodes, "
+              f"{time.perf_counter() - t:.1f} s", flush=True)
         return [c.text + ("</action>" if c.finish_reason == "stop" else "") for c in out]
 
     pool = EnvPool(env_spec("alfworld", max_steps=args.max_steps), n_workers=args.workers)

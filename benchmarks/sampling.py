@@ -15,6 +15,9 @@ Limit (roofline): a decode step must read every weight and the KV cache of the a
 context (prompt + new/2) once, so tokens/s <= batch x bandwidth / (weight bytes + KV bytes);
 ``--bandwidth`` defaults to the H200's 4.3e12 B/s (meaningless on CPU; pass the machine's).
 
+``--mesh d,f,t --devices N`` shards the weights (logical rules) and the KV cache (batch over
+data x fsdp, KV heads over tensor) on a mesh of the first N devices (default: one device).
+
 ``--turns K`` also times a K-turn episode (each turn appends ``--obs-len`` new tokens): our
 ``continue_`` (prefills only the new tokens) vs re-encoding the whole history every turn.
 
@@ -159,11 +162,17 @@ def main(argv=None):
     ap.add_argument("--turns", type=int, default=0, help="also time a multi-turn episode")
     ap.add_argument("--obs-len", type=int, default=64)
     ap.add_argument("--out", default=str(RESULTS))
+    ap.add_argument("--mesh", default="1,-1,1", help="data,fsdp,tensor sizes (with --devices > 1)")
+    ap.add_argument("--devices", type=int, default=1, help="shard over the first N devices (1: no mesh)")
     args = ap.parse_args(argv)
 
     cfg = model_config(args.model)
     dtype = jnp.dtype(args.dtype)
-    params = init_params(cfg, jax.random.key(0), dtype)
+    mesh = None
+    if args.devices > 1:
+        from skillax.sharding import make_mesh
+        mesh = make_mesh(tuple(int(x) for x in args.mesh.split(",")), jax.devices()[:args.devices])
+    params = init_params(cfg, jax.random.key(0), dtype, mesh=mesh)
     B, P, N = args.batch, args.prompt_len, args.new_tokens
     max_len = P + N + max(0, args.turns - 1) * (args.obs_len + N + 64) + 64
     buckets = Buckets(prompt=tuple(sorted({P, *Buckets().prompt})), new_tokens=tuple(sorted({N, *Buckets().new_tokens})))
@@ -187,8 +196,10 @@ def main(argv=None):
         except Exception as e:  # noqa: BLE001 - a missing compiler must not hide our number
             refs[mode] = f"failed: {type(e).__name__}: {str(e)[:200]}"
     numeric = [v for v in refs.values() if isinstance(v, float)]
-    limit, step_bytes = roofline_tokens_per_s(cfg, B, P, N, dtype.itemsize, args.bandwidth)
-    shape = dict(model=args.model, batch=B, prompt_len=P, new_tokens=N, dtype=args.dtype)
+    # N devices: N x the bandwidth, reached only if every byte is read once on one device (TP)
+    limit, step_bytes = roofline_tokens_per_s(cfg, B, P, N, dtype.itemsize, args.bandwidth * args.devices)
+    shape = dict(model=args.model, batch=B, prompt_len=P, new_tokens=N, dtype=args.dtype, devices=args.devices,
+                 mesh=args.mesh if mesh is not None else "none")
     common = dict(device=device, command="python " + " ".join([sys.argv[0], *(argv or sys.argv[1:])]),
                   date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))
     rows = [dict(name="sampling", shape=shape, ours=round(ours, 2),

@@ -3,6 +3,11 @@
     python benchmarks/train_step.py --shape qwen3-0.6b --batch 8 --seq 2048 [--micro 1]
         [--chunk 512] [--attn cudnn] [--no-remat] [--no-reference]
     python benchmarks/train_step.py --layers 1 --vocab 1024 --batch 2 --seq 64   # CPU smoke
+    python benchmarks/train_step.py --shape qwen3-8b --layers 12 --batch 16 --mesh 1,2,1 --devices 2
+
+``--mesh d,f,t`` runs on a (data, fsdp, tensor) mesh over the first ``--devices`` devices
+(default: all; one device = no mesh); ``--batch`` is the global batch, so weak scaling keeps
+``batch / devices`` fixed. Reports peak memory per device (``memory_stats``) where available.
 
 Ours: fp32 master params, bf16 compute (``TrainConfig.compute_dtype``), one PPO objective on
 all tokens, chunked fp32 logprobs, AdamW + global-norm clip, state donated.
@@ -35,17 +40,27 @@ from skillax.rl.objectives import ObjectiveConfig  # noqa: E402
 from skillax.rl.optim import make_optimizer  # noqa: E402
 
 
-def ours(cfg, batch, seq, micro, chunk, attn, remat):
+def peak_memory_gib() -> list[float] | None:
+    """Peak bytes in use per local device (GiB), or None where the backend has no stats."""
+    try:
+        return [round(d.memory_stats()["peak_bytes_in_use"] / 2**30, 2) for d in jax.local_devices()]
+    except Exception:  # noqa: BLE001 - CPU has no memory_stats
+        return None
+
+
+def ours(cfg, batch, seq, micro, chunk, attn, remat, mesh_shape=None, devices=None):
     tcfg = ts.TrainConfig(objectives=(("policy", ObjectiveConfig()),), chunk_size=chunk,
                           num_micro_batches=micro, compute_dtype="bfloat16", remat=remat,
                           attn_impl="cudnn" if attn == "cudnn" else "xla")
     opt = make_optimizer(1e-6, 1000, warmup_steps=10)
+    devices = jax.devices()[:devices] if devices else jax.devices()
     mesh = None
-    if len(jax.devices()) > 1:
+    if len(devices) > 1:
         from skillax.sharding import make_mesh
-        mesh = make_mesh((1, -1, 1))
+        mesh = make_mesh(mesh_shape or (1, -1, 1), devices)
     step = ts.make_train_step(cfg, opt, tcfg, mesh=mesh)
-    params = init_params(cfg, jax.random.key(0), jnp.float32, mesh=mesh)
+    with jax.default_device(devices[0]):
+        params = init_params(cfg, jax.random.key(0), jnp.float32, mesh=mesh)
     if mesh is None:
         state = ts.init_train_state(params, opt)
     else:
@@ -59,7 +74,7 @@ def ours(cfg, batch, seq, micro, chunk, attn, remat):
          "positions": np.tile(np.arange(seq, dtype=np.int32), (batch, 1)),
          "valid": np.ones((batch, seq), bool), "old_logprobs": np.full((batch, seq), -10.0, np.float32),
          "objectives": {"policy": {"loss_mask": mask, "advantages": rng.normal(size=batch).astype(np.float32)}}}
-    b = ts.shard_batch(b, mesh) if mesh is not None else jax.tree.map(jnp.asarray, b)
+    b = ts.shard_batch(b, mesh) if mesh is not None else jax.device_put(b, devices[0])
     holder = {"state": state}
 
     def run():
@@ -113,7 +128,10 @@ def main():
     ap.add_argument("--no-reference", action="store_true")
     ap.add_argument("--layers", type=int, default=None, help="override depth (quick CPU checks)")
     ap.add_argument("--vocab", type=int, default=None, help="override vocabulary (quick CPU checks)")
+    ap.add_argument("--mesh", default="1,-1,1", help="data,fsdp,tensor sizes (-1 fills)")
+    ap.add_argument("--devices", type=int, default=0, help="use the first N devices (0: all)")
     a = ap.parse_args()
+    mesh_shape = tuple(int(x) for x in a.mesh.split(","))
     cfg = named_config(a.shape)
     if a.layers:
         cfg = dataclasses.replace(cfg, num_layers=a.layers)
@@ -122,15 +140,17 @@ def main():
     # model_flops counts the LM head for the last position only (prefill); training scores all
     flops = 3 * (model_flops(cfg, a.batch, a.seq) + 2 * a.batch * (a.seq - 1) * cfg.hidden_size * cfg.vocab_size)
     t_ref = None if a.no_reference else reference(cfg, a.batch, a.seq)
-    t_ours = ours(cfg, a.batch, a.seq, a.micro, a.chunk, a.attn, not a.no_remat)
+    n_dev = a.devices or len(jax.devices())
+    t_ours = ours(cfg, a.batch, a.seq, a.micro, a.chunk, a.attn, not a.no_remat, mesh_shape, n_dev)
     toks = a.batch * a.seq
     shape = dict(model=a.shape, vocab=cfg.vocab_size, batch=a.batch, seq=a.seq, micro=a.micro, chunk=a.chunk,
-                 attn=a.attn,
-                 remat=not a.no_remat, layers=cfg.num_layers, dtype="bf16 compute / fp32 master")
+                 attn=a.attn, remat=not a.no_remat, layers=cfg.num_layers, dtype="bf16 compute / fp32 master",
+                 devices=n_dev, mesh=a.mesh if n_dev > 1 else "none")
+    mem = peak_memory_gib()
     record("train_step", "train_tokens_per_s", shape, toks / t_ours, toks / t_ref if t_ref else None,
-           "tokens/s", None, None)
+           "tokens/s", None, None, tokens_per_s_per_device=toks / t_ours / n_dev, peak_memory_gib=mem)
     record("train_step", "train_tflops", shape, flops / t_ours / 1e12, flops / t_ref / 1e12 if t_ref else None,
-           "TFLOP/s", a.peak / 1e12, flops / t_ours / a.peak)
+           "TFLOP/s", n_dev * a.peak / 1e12, flops / t_ours / (n_dev * a.peak), peak_memory_gib=mem)
 
 
 if __name__ == "__main__":

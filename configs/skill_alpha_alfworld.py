@@ -1,6 +1,10 @@
-"""Skill-alpha experience-to-skill on ALFWorld (DESIGN.md §1.1; issue 9's GPU run).
+"""Skill-alpha experience-to-skill on ALFWorld, fuller size (DESIGN.md §1.1; issue 9).
 
-Command (one H200, about 10 minutes with SmolLM2 as editor and frozen worker):
+The fuller setting (8 lanes, 10 RL steps, 30-step games, 48 eval games); never timed on a
+GPU and not sized for the 10-minute budget -- configs/skill_alpha_alfworld_gpu.py is the
+timed variant (3-minute RL clock, per-phase cost estimate in its docstring).
+
+Command (one H200, SmolLM2 as editor and frozen worker):
     python -m skillax.main --config configs/skill_alpha_alfworld.py --workdir runs/skill_alpha_alfworld
 Variants (the ablation table):
     --config.unit.anchors_k=3        k anchored queries, mean score difference (beyond the paper)

@@ -23,9 +23,15 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
 
 
 def mesh() -> ml_collections.ConfigDict:
-    """(data, fsdp, tensor) sizes; -1 fills with the remaining devices."""
+    """Device mesh of the method engines (``methods.common.engine.engine_mesh``).
+
+    shape: (data, fsdp, tensor) sizes; -1 fills with the remaining devices.
+    enabled: "auto" = shard when there is more than one accelerator device (fake CPU devices
+      stay single-device), "true" = always (also CPU fake meshes), "false" = never.
+    """
     c = ml_collections.ConfigDict()
     c.shape = (1, -1, 1)
+    c.enabled = "auto"
     return c
 
 

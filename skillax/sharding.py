@@ -91,6 +91,28 @@ def batch_sharding(mesh: Mesh, ndim: int = 2) -> NamedSharding:
     return NamedSharding(mesh, P(BATCH, *([None] * (ndim - 1))))
 
 
+def constrain(x: jax.Array, logical_axes: Sequence[str | None], rules: LogicalRules = DEFAULT_RULES) -> jax.Array:
+    """Pin an activation's sharding by logical axes when a mesh is set (``jax.set_mesh``, as
+    the sharded train step does), else return ``x`` unchanged.
+
+    Without these constraints XLA's propagation may shard activations along the weights'
+    FSDP axis, and cuDNN attention's partitioner rejects q/k/v with different shardings.
+    A dimension the mesh axes do not divide (or whose axes the mesh lacks) is left replicated.
+    Shapes: any; ``len(logical_axes) == x.ndim``.
+    """
+    mesh = jax.sharding.get_abstract_mesh()
+    if mesh.empty:
+        return x
+    spec = []
+    for dim, name in zip(x.shape, logical_axes):
+        axis = rules.mesh_axis(name)
+        names = () if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+        names = tuple(n for n in names if n in mesh.axis_names)
+        size = math.prod(mesh.shape[n] for n in names)
+        spec.append(None if not names or dim % size else (names if len(names) > 1 else names[0]))
+    return jax.lax.with_sharding_constraint(x, P(*spec))
+
+
 def initialize_distributed(coordinator_address: str | None = None, num_processes: int | None = None,
                            process_id: int | None = None) -> None:
     """Multi-host start-up (TPU pods pick all arguments up from the environment)."""

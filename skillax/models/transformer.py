@@ -25,6 +25,7 @@ import jax.numpy as jnp
 
 from skillax.models.config import ModelConfig
 from skillax.models.kv_cache import KVCache
+from skillax.sharding import constrain
 
 _NEG = -1e30
 
@@ -127,6 +128,7 @@ def _layer(cfg: ModelConfig, dtype, attn_impl, x, lp, sin, cos, mask, kv=None, i
     """One decoder layer. x (B, T, D) fp32 residual. kv: this layer's cache (k, v) or None."""
     B, T, _ = x.shape
     H, KV, Dh = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
+    x = constrain(x, ("batch", None, None))          # no-ops without a mesh (sharding.constrain)
     h = rms_norm(x, lp["attn_norm"], cfg.rms_norm_eps).astype(dtype)
     q = _mm(h, lp["q_proj"], dtype).reshape(B, T, H, Dh)
     k = _mm(h, lp["k_proj"], dtype).reshape(B, T, KV, Dh)
@@ -134,8 +136,9 @@ def _layer(cfg: ModelConfig, dtype, attn_impl, x, lp, sin, cos, mask, kv=None, i
     if cfg.qk_norm:
         q = rms_norm(q, lp["q_norm"], cfg.rms_norm_eps)
         k = rms_norm(k, lp["k_norm"], cfg.rms_norm_eps)
-    q = apply_rope(q, sin, cos).astype(dtype)
-    k = apply_rope(k, sin, cos).astype(dtype)
+    q = constrain(apply_rope(q, sin, cos).astype(dtype), ("batch", None, "heads", None))
+    k = constrain(apply_rope(k, sin, cos).astype(dtype), ("batch", None, "kv", None))
+    v = constrain(v, ("batch", None, "kv", None))
     if kv is None:
         k_all, v_all, new_kv = k, v, None
     else:

@@ -25,6 +25,7 @@ moments follow their params, scalars are replicated, and the batch is split over
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Callable, Mapping
 
 import jax
@@ -176,7 +177,14 @@ def _jit(fn, mesh, model_cfg, optimizer):
     if mesh is None:
         return jax.jit(fn, donate_argnums=(0,))
     st = state_shardings(model_cfg, optimizer, mesh)
-    return jax.jit(fn, donate_argnums=(0,), out_shardings=(st, NamedSharding(mesh, P())))
+    jitted = jax.jit(fn, donate_argnums=(0,), out_shardings=(st, NamedSharding(mesh, P())))
+
+    @functools.wraps(fn)
+    def under_mesh(*args):
+        # traced with the mesh set, so the forward pins activation shardings (sharding.constrain)
+        with jax.set_mesh(mesh):
+            return jitted(*args)
+    return under_mesh
 
 
 def make_train_step(model_cfg: ModelConfig, optimizer: optax.GradientTransformation, tcfg: TrainConfig,

@@ -140,3 +140,41 @@ def test_step_metrics_action_mix():
     assert m["action/NOOP"] == m["action/CREATE"] == 0.25 and m["action/invalid"] == 0.5
     assert m["parse_fail_rate"] == 0.25 and m["edit_beats_ctrl"] == 1.0 and m["worker_jobs"] == 3
     assert m["prompt_tokens"] == 75.0 and m["time/editor"] == 1.5 and m["carried_edits"] == 1
+
+
+def test_max_train_minutes_stops_after_the_step_that_passes_it(tmp_path, monkeypatch):
+    """Wall-clock cap (as Skill1's): checkpoint + stop after the step that passes it; 0 = off."""
+    import json
+
+    import ml_collections
+
+    from skillax.methods.skill_alpha import loop
+    from skillax.methods.skill_alpha.evidence_stream import EvidenceStream, StreamItem
+    from skillax.methods.skill_alpha.unit import UnitConfig, UnitResult
+    from skillax.skills.skill_md import make_skill
+
+    z0 = make_skill("s", "d")
+    stream = EvidenceStream([StreamItem(0, "trajectory", "f", ("u",), ("a",))], {})
+    monkeypatch.setattr(loop, "_inputs", lambda lanes, st, cfg: [None for _ in lanes])
+    monkeypatch.setattr(loop, "run_units", lambda inputs, editor, scorer, ucfg: (
+        [UnitResult(loop.UnitInput(z0, ("u",), (), lane=i), [], skipped="test", carry=z0)
+         for i, _ in enumerate(inputs)], {}))
+    monkeypatch.setattr("skillax.rl.plot.plot", lambda *a, **k: None)
+
+    class Engine:
+        def policy_sampler(self, t):
+            return None
+
+        def save(self, step, host):
+            self.saved.append(step)
+
+    st = type("St", (), {"stream": stream, "scorer": None})()
+    for minutes, want_lines, want_saved in ((1e-9, 1, [0]), (0.0, 3, [1, 2])):
+        cfg = ml_collections.ConfigDict(dict(steps=3, checkpoint_every=2, max_train_minutes=minutes,
+                                             rl=dict(temperature=1.0), unit=dict(zero_variance="keep")))
+        eng, wd = Engine(), tmp_path / str(minutes)
+        eng.saved = []
+        wd.mkdir()
+        loop.train(cfg, eng, st, [loop.Lane(0, 0, 0, z0)], z0, UnitConfig(), 0, wd)
+        lines = [json.loads(x) for x in (wd / "metrics.jsonl").read_text().splitlines()]
+        assert len(lines) == want_lines and eng.saved == want_saved

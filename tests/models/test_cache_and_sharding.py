@@ -80,3 +80,20 @@ def test_sharded_forward_equals_unsharded(mesh_shape):
 def test_make_mesh_errors():
     with pytest.raises(ValueError, match="needs"):
         sharding.make_mesh((3, 1, 1))
+
+
+def test_constrain_pins_activation_sharding_only_under_a_mesh():
+    if len(jax.devices()) < 8:
+        pytest.skip("needs 8 (fake) devices: XLA_FLAGS=--xla_force_host_platform_device_count=8")
+    x = jnp.zeros((8, 3, 4, 2))
+    f = jax.jit(lambda x: sharding.constrain(x, ("batch", None, "heads", None)))
+    assert f(x).sharding.is_fully_replicated or len(f(x).sharding.device_set) == 1      # no mesh: no-op
+    mesh = sharding.make_mesh((1, 4, 2))
+    with jax.set_mesh(mesh):
+        y = f(x)
+        # H = 3 is not divisible by tensor = 2: left replicated, not an error
+        z = jax.jit(lambda x: sharding.constrain(x, ("batch", None, "heads", None)))(jnp.zeros((8, 3, 3, 2)))
+    want = lambda *spec: jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(*spec))  # noqa: E731
+    assert y.sharding.is_equivalent_to(want(("data", "fsdp"), None, "tensor", None), 4)
+    assert z.sharding.is_equivalent_to(want(("data", "fsdp"), None, None, None), 4)
+    assert not z.sharding.is_equivalent_to(want(None, None, None, None), 4)

@@ -5,6 +5,12 @@ train step per objective set, a bf16 (compute-dtype) copy of the weights for the
 (refreshed after every update: one cast, no re-layout; the sampler reads it without another
 copy), and the orbax checkpointer (device state + host payload + file blobs).
 
+With more than one device (``config.mesh``, :func:`engine_mesh`) the state lives on a
+("data", "fsdp", "tensor") mesh: parameters and Adam moments by their logical axes
+(``rl.train_step.state_shardings``), batches split over ("data", "fsdp"), the sampler's
+bf16 copy keeps the parameter shardings (the sampler shards its KV cache to match), and a
+checkpoint restores onto whatever mesh the restoring engine has.
+
 The method loops use only: ``policy_sampler``, ``train``, ``save``, ``restore``, ``tokenizer``.
 """
 
@@ -25,6 +31,32 @@ from skillax.methods.common.policy import PolicySampler
 from skillax.models.registry import load_policy, resolve_dtype
 from skillax.rl import optim
 from skillax.rl.checkpoint import Checkpointer
+
+
+def engine_mesh(mesh_cfg):
+    """The engine's ``Mesh`` from ``config.mesh`` (``config_defaults.mesh``), or None.
+
+    ``enabled``: "auto" -> a mesh of ``shape`` over all devices when there is more than one
+    non-CPU device (CPU fake devices are for tests); "true" -> always when more than one
+    device; "false" -> None. Raises ValueError for a shape that does not fit the devices.
+    """
+    from skillax.sharding import make_mesh
+
+    enabled = str(mesh_cfg.get("enabled", "auto")).lower() if mesh_cfg is not None else "false"
+    if enabled not in ("auto", "true", "false"):
+        raise ValueError(f"config.mesh.enabled must be auto | true | false, got {enabled!r}")
+    if enabled == "false" or jax.device_count() == 1:
+        return None
+    if enabled == "auto" and jax.default_backend() == "cpu":
+        return None
+    return make_mesh(tuple(int(x) for x in mesh_cfg.shape))
+
+
+def batch_shards(mesh) -> int:
+    """How many ways a batch is split on ``mesh`` (data x fsdp); 1 without a mesh."""
+    if mesh is None:
+        return 1
+    return int(mesh.shape["data"] * mesh.shape["fsdp"])
 
 
 @dataclasses.dataclass
@@ -64,9 +96,11 @@ class PolicyEngine:
             weight_decay=self.train_cfg.weight_decay, clip_norm=self.train_cfg.clip_norm)
         self.schedule = optim.make_schedule(self.train_cfg.lr, max(self.train_cfg.total_steps, 1),
                                             warmup_ratio=self.train_cfg.warmup_ratio)
-        params = jax.tree.map(lambda x: x.astype(jnp.float32), params)
-        self.state = {"params": params, "opt_state": self.optimizer.init(params),
-                      "step": jnp.zeros((), jnp.int32)}
+        self.mesh = engine_mesh(cfg.get("mesh"))
+        if self.mesh is not None and int(self.train_cfg.micro_batch) % batch_shards(self.mesh):
+            raise ValueError(f"train.micro_batch={self.train_cfg.micro_batch} must be a multiple of the "
+                             f"batch shards data x fsdp = {batch_shards(self.mesh)} of mesh {dict(self.mesh.shape)}")
+        self.state = self._init_state(params, self.optimizer)
         self._sampler_params = None
         self.ref_params = None  # frozen initial weights, created on first use (KL objectives)
         self._refresh_sampler_params()
@@ -78,13 +112,39 @@ class PolicyEngine:
 
     @classmethod
     def create(cls, cfg, workdir) -> "PolicyEngine":
-        params, model_cfg, tokenizer = load_policy(cfg.model.path, "float32", seed=int(cfg.seed))
+        params, model_cfg, tokenizer = load_policy(cfg.model.path, "float32", mesh=engine_mesh(cfg.get("mesh")),
+                                                   seed=int(cfg.seed))
         return cls(params, model_cfg, tokenizer, cfg, pathlib.Path(workdir))
+
+    # ---------------------------------------------------------------- placement
+    def _init_state(self, params, optimizer) -> dict:
+        """``{"params" fp32, "opt_state", "step"}``, created on the mesh when there is one."""
+        def init(p):
+            p = jax.tree.map(lambda x: x.astype(jnp.float32), p)
+            return {"params": p, "opt_state": optimizer.init(p), "step": jnp.zeros((), jnp.int32)}
+        if self.mesh is None:
+            return init(params)      # eager: fp32 params are kept as they are (no transient copy)
+        from skillax.rl.train_step import state_shardings
+        shardings = state_shardings(self.model_cfg, optimizer, self.mesh)
+        params = jax.device_put(params, shardings["params"])    # no-op when already placed so
+        return jax.jit(init, out_shardings=shardings)(params)
+
+    def _put_batch(self, batch: Mapping) -> dict:
+        """Host batch -> device arrays, rows split over ("data", "fsdp") on a mesh."""
+        if self.mesh is None:
+            return dict(batch)
+        from skillax.rl.train_step import shard_batch
+        return shard_batch(batch, self.mesh)
 
     # ---------------------------------------------------------------- sampling
     def _refresh_sampler_params(self):
         dt = self.compute_dtype
-        self._sampler_params = jax.jit(lambda p: jax.tree.map(lambda x: x.astype(dt), p))(self.state["params"])
+        kw = {}
+        if self.mesh is not None:
+            from skillax.models.params import param_shardings
+            kw["out_shardings"] = param_shardings(self.model_cfg, self.mesh)
+        self._sampler_params = jax.jit(lambda p: jax.tree.map(lambda x: x.astype(dt), p), **kw)(
+            self.state["params"])
 
     @property
     def sampler_params(self):
@@ -138,8 +198,9 @@ class PolicyEngine:
         tcfg = self._train_config(objectives, int(np.shape(device_batch["tokens"])[0]))
         if tcfg not in self._train_steps:
             self._train_steps[tcfg] = ts.make_train_step(self.model_cfg, self.optimizer, tcfg,
-                                                         schedule=self.schedule)
+                                                         mesh=self.mesh, schedule=self.schedule)
         step_fn = self._train_steps[tcfg]
+        device_batch = self._put_batch(device_batch)
         if obj_lib.needs_reference(objectives):
             if self.ref_params is None:
                 self.ref_params = self.frozen_copy()
@@ -160,8 +221,7 @@ class PolicyEngine:
 
         opt = optim.make_optimizer(lr, max(steps, 1), warmup_ratio=warmup_ratio, clip_norm=self.train_cfg.clip_norm)
         sched = optim.make_schedule(lr, max(steps, 1), warmup_ratio=warmup_ratio)
-        sft_state = {"params": self.state["params"], "opt_state": opt.init(self.state["params"]),
-                     "step": jnp.zeros((), jnp.int32)}
+        sft_state = self._init_state(self.state["params"], opt)
         fns, out = {}, []
         for _ in range(steps):
             batch = next(batches)
@@ -171,14 +231,13 @@ class PolicyEngine:
                                compute_dtype=str(jnp.dtype(self.compute_dtype)), remat=self.train_cfg.remat,
                                attn_impl="auto")
             if tcfg not in fns:
-                fns[tcfg] = make_sft_step(self.model_cfg, opt, tcfg, schedule=sched)
+                fns[tcfg] = make_sft_step(self.model_cfg, opt, tcfg, mesh=self.mesh, schedule=sched)
             t0 = time.perf_counter()
-            sft_state, m = fns[tcfg](sft_state, batch)
+            sft_state, m = fns[tcfg](sft_state, self._put_batch(batch))
             m = {k: float(np.asarray(v)) for k, v in m.items()}
             m["time_s"] = time.perf_counter() - t0
             out.append(m)
-        self.state = {"params": sft_state["params"], "opt_state": self.optimizer.init(sft_state["params"]),
-                      "step": jnp.zeros((), jnp.int32)}
+        self.state = self._init_state(sft_state["params"], self.optimizer)
         self._refresh_sampler_params()
         return out
 
@@ -189,7 +248,10 @@ class PolicyEngine:
         self.checkpointer.save(int(step), self.state, host, files)
 
     def restore(self) -> tuple[int, dict | None, dict]:
-        """Latest checkpoint -> (next step to run, host payload, files); (0, None, {}) when none."""
+        """Latest checkpoint -> (next step to run, host payload, files); (0, None, {}) when none.
+
+        The state is restored onto this engine's placement (its mesh, or one device), whatever
+        mesh wrote the checkpoint."""
         latest = self.checkpointer.latest_step()
         if latest is None:
             return 0, None, {}

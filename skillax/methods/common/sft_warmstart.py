@@ -11,10 +11,11 @@ from skillax.rl.data import make_iterator, sft_dataset
 from skillax.tokenizers.chat import render_with_masks
 
 
-def play_sft_warmstart(engine, cfg, train_tasks, play_cfg=None, episode_demo=None) -> dict:
+def play_sft_warmstart(engine, cfg, train_tasks, play_cfg=None, episode_demo=None, pool=None) -> dict:
     """Expert play transcripts -> ``cfg.sft.steps`` SFT updates on ``engine``.
 
     ``episode_demo``: optional per-episode transcript builder (see ``play_demonstrations``).
+    ``pool``: optional ``EnvPool`` the expert replays run on in parallel (default: one env).
 
     Returns a summary: demo stats, first/last NLL, tokens, seconds.
     """
@@ -24,7 +25,7 @@ def play_sft_warmstart(engine, cfg, train_tasks, play_cfg=None, episode_demo=Non
     name = task_lib.resolve_env(cfg.env.name)
     tasks = list(train_tasks)[: int(cfg.sft.n_tasks)]
     demos, stats = play_demonstrations(tasks, env_spec(name, max_steps=int(cfg.env.max_steps)), play_cfg,
-                                       max_steps=int(cfg.env.max_steps), episode_demo=episode_demo)
+                                       max_steps=int(cfg.env.max_steps), episode_demo=episode_demo, pool=pool)
     if not demos:
         return {"skipped": "no expert demonstrations", **stats}
     tok = engine.tokenizer

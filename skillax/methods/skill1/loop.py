@@ -92,6 +92,7 @@ def run(cfg, workdir=None):
     stream = task_lib.TaskStream(train_tasks, seed=int(cfg.seed))
     objectives = obj_lib.objective_configs(cfg)
 
+    pool = make_pool(cfg)
     start, host, files = engine.restore()
     if host is not None:
         stream.set_state(host["stream"])
@@ -109,13 +110,14 @@ def run(cfg, workdir=None):
         if cfg.sft.get("distil_demos", False):
             def demo(task, actions, obs, won):
                 return prompts.distil_demonstration(task.goal, actions, obs, won)
-        sft_metrics = play_sft_warmstart(engine, cfg, train_tasks, episode_demo=demo)
+        # expert replays in lock-step on the env workers when there are several
+        sft_metrics = play_sft_warmstart(engine, cfg, train_tasks, episode_demo=demo,
+                                         pool=pool if int(cfg.env.workers) > 1 else None)
         print("SFT warm start:", json.dumps(sft_metrics))
     index.sync(library.retrieval_texts())
 
     policy = engine.policy_sampler(float(cfg.temperature))
     pcfg, rcfg = play_config(cfg), rollout_config(cfg)
-    pool = make_pool(cfg)
     writer = MetricsWriter(workdir / "metrics.jsonl", total_steps=int(cfg.steps), initial_step=start,
                            bar_keys=("success_rate", "rerank_ndcg", "library_size", "util/loss"))
     budget_s = 60.0 * float(cfg.get("max_train_minutes", 0.0) or 0.0)

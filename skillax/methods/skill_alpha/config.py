@@ -6,7 +6,9 @@ Keys (``configs/skill_alpha_*.py`` override):
   + eval), "infer" (edit the stream with the current / restored editor, write z_T, eval),
   "sft_data" (write SFT transcripts and stop).
 * ``steps``: RL steps; ``lanes``: units per step (independent skills editing the stream from
-  staggered offsets; the paper's batch of 8 units); ``checkpoint_every``.
+  staggered offsets; the paper's batch of 8 units); ``checkpoint_every``;
+  ``max_train_minutes`` (0 = off): stop RL with a checkpoint after the step that passes this
+  wall-clock budget (measured from the start of RL), then infer + evaluate; a re-run resumes.
 * ``unit``: G (``group_size``, paper 8), ``anchors_k`` (paper 1), ``graded`` (off), ``carry``
   ("best" | "first" | "keep"), ``max_new_tokens`` (editor response), ``dedupe``,
   ``zero_variance`` ("keep" | "drop"), ``prefill`` (text after the assistant header; "" =
@@ -26,8 +28,9 @@ Keys (``configs/skill_alpha_*.py`` override):
 * ``sft``: editor warm start (``steps`` > 0: SFT on teacher edit transcripts, ``teacher``
   "rule" | "openai", ``episodes`` passes over the stream, lr 5e-6, warmup 0.05, cosine) and
   ``play_steps`` > 0: play-format SFT on expert demonstrations *before* the worker copy is
-  taken (experience setting; a 135M worker cannot follow the play format without it). The
-  play SFT is re-run on resume (deterministic) so the resumed worker is the same.
+  taken (experience setting; a 135M worker cannot follow the play format without it), rows of
+  ``play_max_len`` tokens (one game turn each), ``play_batch_size`` rows per step (0 =
+  ``batch_size``). The play SFT is re-run on resume (deterministic) so the resumed worker is the same.
 * ``rl``, ``train``: shared (``config_defaults``); paper lr 5e-7, temperature 1.0, entropy
   0.001, KL off.
 """
@@ -48,6 +51,7 @@ def skill_alpha(setting: str = "experience") -> ml_collections.ConfigDict:
     c.lanes = 8
     c.checkpoint_every = 10
     c.keep_checkpoints = 2
+    c.max_train_minutes = 0.0                          # > 0: wall-clock cap on RL (docstring)
     c.unit = D(dict(group_size=8, anchors_k=1, graded=False, carry="best", max_new_tokens=1024,
                     dedupe=True, zero_variance="keep", prefill=""))
     c.evidence = D(dict(units_per_chunk=4, max_steps=8, max_traj_chars=3000, max_paragraph_chars=3000,
@@ -77,6 +81,8 @@ def skill_alpha(setting: str = "experience") -> ml_collections.ConfigDict:
     c.sft.openai = D(dict(model="", base_url="", api_key_env="OPENAI_API_KEY", max_concurrency=4, cache_path=""))
     c.sft.play_steps = 0                                 # play-format SFT of the worker (experience)
     c.sft.play_lr = 5e-5
+    c.sft.play_max_len = 2048                            # play rows (one game turn); 0 = sft.max_len
+    c.sft.play_batch_size = 0                            # 0 = sft.batch_size
     c.rl = config_defaults.rl()
     c.rl.temperature = 1.0
     c.rl.entropy_coef = 0.001

@@ -107,20 +107,35 @@ def _inputs(lanes, stream, cfg) -> list[UnitInput]:
 
 def play_warmstart(cfg, engine) -> dict:
     """Play-format SFT on expert demonstrations (``cfg.sft.play_steps`` updates at
-    ``cfg.sft.play_lr``) through ``methods.common.sft_warmstart``."""
+    ``cfg.sft.play_lr``, rows of ``sft.play_max_len`` tokens, ``sft.play_batch_size`` rows per
+    step; 0 = the edit SFT's ``max_len`` / ``batch_size``) through ``methods.common.sft_warmstart``.
+    A play row is one game turn (~1k tokens), so padding it to the editor's 8192 wastes compute."""
     from skillax.methods.common.sft_warmstart import play_sft_warmstart
 
     pc = cfg.copy_and_resolve_references()
     pc.sft.steps, pc.sft.lr = int(cfg.sft.play_steps), float(cfg.sft.play_lr)
-    pc.sft.max_len = min(int(cfg.sft.max_len), int(cfg.model.max_len))
+    pc.sft.max_len = min(int(cfg.sft.get("play_max_len", 0) or cfg.sft.max_len), int(cfg.model.max_len))
+    pc.sft.batch_size = int(cfg.sft.get("play_batch_size", 0) or cfg.sft.batch_size)
     train_tasks = setting_lib.spread(setting_lib.experience_tasks(cfg, cfg.env.train_split), int(cfg.sft.n_tasks))
     from skillax.methods.common import tasks as task_lib
 
-    if task_lib.resolve_env(cfg.env.name) == "alfworld":  # fill the planner cache in parallel first
+    env = task_lib.resolve_env(cfg.env.name)
+    if env == "alfworld":  # fill the planner cache in parallel first
         from skillax.agents.envs.experts import alfworld_experts
 
         alfworld_experts(train_tasks, n_workers=max(1, int(cfg.env.workers)))
-    return play_sft_warmstart(engine, pc, train_tasks, setting_lib.play_config(cfg))
+    pool = None
+    if int(cfg.env.workers) > 0:  # replay the experts on env.workers processes (ALFWorld resets take ~1-3 s)
+        from skillax.agents.envs import env_spec
+        from skillax.agents.envs.runner import EnvPool
+
+        steps = int(cfg.env.max_steps)
+        pool = EnvPool(env_spec(env, max_steps=steps), int(cfg.env.workers), max_steps=steps)
+    try:
+        return play_sft_warmstart(engine, pc, train_tasks, setting_lib.play_config(cfg), pool=pool)
+    finally:
+        if pool is not None:
+            pool.close()
 
 
 def run(cfg, workdir=None):
@@ -185,11 +200,17 @@ def run(cfg, workdir=None):
 
 
 def train(cfg, engine, st, lanes, z0, ucfg, start, workdir) -> None:
-    """RL steps ``start .. cfg.steps - 1``: units of all lanes -> rewards -> one GRPO update."""
+    """RL steps ``start .. cfg.steps - 1``: units of all lanes -> rewards -> one GRPO update.
+
+    ``cfg.max_train_minutes`` > 0 is a wall-clock cap measured from the start of this call
+    (as Skill1's): after the step whose end passes it, a checkpoint is saved and training
+    stops; the caller goes on to inference and evaluation, and a re-run resumes RL."""
     objectives = obj_lib.objective_configs(cfg.rl)
     editor = engine.policy_sampler(float(cfg.rl.temperature))
     writer = MetricsWriter(workdir / "metrics.jsonl", total_steps=int(cfg.steps), initial_step=start,
                            bar_keys=("reward/mean", "valid_rate", "r_ctrl", "units_skipped"))
+    budget_s = 60.0 * float(cfg.get("max_train_minutes", 0.0) or 0.0)
+    t_start = time.perf_counter()
     try:
         for step in range(start, int(cfg.steps)):
             t0 = time.perf_counter()
@@ -213,8 +234,13 @@ def train(cfg, engine, st, lanes, z0, ucfg, start, workdir) -> None:
             m["skill_rules/lane0"] = len(rules_of(lanes[0].skill).rules)
             m["time/step_s"] = time.perf_counter() - t0
             writer.write(step, m)
-            if (step + 1) % int(cfg.checkpoint_every) == 0 or step + 1 == int(cfg.steps):
+            out_of_time = budget_s > 0 and time.perf_counter() - t_start > budget_s
+            if (step + 1) % int(cfg.checkpoint_every) == 0 or step + 1 == int(cfg.steps) or out_of_time:
                 engine.save(step, {"lanes": [lane.to_host() for lane in lanes]})
+            if out_of_time:
+                print(f"max_train_minutes={cfg.max_train_minutes} reached after step {step}; "
+                      f"stopping training (re-run to resume)")
+                break
     finally:
         writer.close()
     try:

@@ -4,6 +4,17 @@ Sizes: ``groups_per_step`` task groups per step (paper batch 32), ``group_size``
 group (paper N = 8), ``tasks_per_group`` tasks per group (|G|). The trainer reads
 ``train``/``rl`` (:mod:`skillax.config_defaults`); ``rl.temperature`` is set equal to the
 curator's rollout ``temperature`` (PITFALLS 6).
+
+``max_train_minutes`` > 0: RL stops after the step whose end passes that wall-clock budget
+(measured from the start of RL), with a checkpoint, then evaluates and exports; a re-run
+resumes (as Skill1's).
+
+``sft.play_steps`` > 0 (ours, not the paper's; off at paper settings): play-format SFT of the
+*executor* on planner/walkthrough transcripts of ``sft.play_tasks`` train games (spread over
+task types; ``methods.common.play_sft``) before the frozen copy is taken, so curator and
+executor both start from it; it re-runs on resume (the frozen executor is not checkpointed).
+The paper's executors are Qwen3-8B/32B; a 135M executor without it emits ~98 % invalid
+actions (issue 6), every r_task is 0 and the curator has nothing to learn from.
 """
 from __future__ import annotations
 
@@ -23,6 +34,7 @@ def skillos(env_name: str = "auto") -> ml_collections.ConfigDict:
     c.temperature = 1.0             # curator rollout temperature
     c.checkpoint_every = 10
     c.keep_checkpoints = 2
+    c.max_train_minutes = 0.0       # > 0: stop RL (with a checkpoint) after the step that passes it
     c.env = ml_collections.ConfigDict(dict(
         name=env_name, train_split="valid_train", eval_split="valid_unseen", max_steps=50, workers=0,
         n_train_tasks=0, n_eval_tasks=0, tw_games_per_family=8, tw_families="", data_dir="",
@@ -50,5 +62,9 @@ def skillos(env_name: str = "auto") -> ml_collections.ConfigDict:
     c.sft.teacher = "rules"         # "rules" (expert trajectories) | "worker" (executor endpoint as teacher)
     c.sft.groups_per_stream = 2
     c.sft.unused_after = 4
+    c.sft.play_steps = 0            # executor play-format SFT (module docstring); 0 = off
+    c.sft.play_lr = 5e-5
+    c.sft.play_tasks = 32           # train games whose expert replays are the play transcripts
+    c.sft.play_max_len = 1024       # play transcript row length (prompt + one action)
     c.eval = ml_collections.ConfigDict(dict(n_groups=8, temperature=0.4, every=0, no_repo=True))
     return c

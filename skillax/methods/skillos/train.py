@@ -8,7 +8,11 @@
         A_n      <- r_n − mean_{n'} r_{n'} ;  every curator generation of rollout n gets A_n
         engine.train(PPO-clip on curator tokens)
         metrics JSONL; checkpoint (params, opt state, stream position, the step's repos)
+        stop (with a checkpoint) once RL has run ``max_train_minutes``; a re-run resumes
     evaluate on held-out groups: online-curated repo vs no repo; export the best repo
+
+Before RL, optional warm starts: the executor's play-format SFT (``sft.play_steps``; ours, for
+small executors, taken before the frozen copy) and the curator's SFT (``sft.steps``).
 
 Outputs under ``workdir``: ``config.json``, ``metrics.jsonl``, ``metrics.png``,
 ``eval.json`` (and ``eval.jsonl`` with ``eval.every``), ``sft_curator.jsonl`` (warm-start
@@ -106,6 +110,54 @@ def make_judge(cfg, engine, frozen_params):
     return ContentJudge(worker, max_retries=int(j.max_retries), scale=int(j.scale), max_tokens=int(j.max_tokens))
 
 
+def train_budget_s(cfg) -> float:
+    """RL wall-clock budget in seconds from ``max_train_minutes`` (0 = none)."""
+    return 60.0 * float(cfg.get("max_train_minutes", 0.0) or 0.0)
+
+
+def out_of_time(elapsed_s: float, budget_s: float) -> bool:
+    """True after the step whose end is past ``budget_s`` seconds of RL (``budget_s`` <= 0: never).
+    The loop then checkpoints, stops training and still evaluates/exports (Skill1's semantics)."""
+    return budget_s > 0 and elapsed_s > budget_s
+
+
+def spread(tasks, n: int) -> list:
+    """``n`` tasks taken round-robin over the families (sorted), so a few cover every type."""
+    fams: dict[str, list] = collections.defaultdict(list)
+    for t in tasks:
+        fams[t.family].append(t)
+    out, i = [], 0
+    while len(out) < n and any(i < len(v) for v in fams.values()):
+        out += [v[i] for _, v in sorted(fams.items()) if i < len(v)][: n - len(out)]
+        i += 1
+    return out
+
+
+def fill_expert_cache(cfg, tasks) -> None:
+    """ALFWorld: run the planner for uncached games in ``env.workers`` processes (cached: no-op)."""
+    if env_name(cfg.env) == "alfworld" and tasks:
+        from skillax.agents.envs.experts import alfworld_experts
+
+        alfworld_experts(list(tasks), n_workers=max(1, int(cfg.env.workers)))
+
+
+def executor_warmstart(cfg, engine, pool) -> dict:
+    """Play-format SFT of the executor (``sft.play_steps`` updates at ``sft.play_lr``, rows of
+    ``sft.play_max_len``) on expert replays of ``sft.play_tasks`` train games spread over the
+    task types, replayed on ``pool`` (``methods.common.sft_warmstart``, as Skill1/Skill-α)."""
+    from skillax.methods.common.sft_warmstart import play_sft_warmstart
+
+    if env_name(cfg.env) == "reasoning":
+        raise ValueError("sft.play_steps needs a play environment (alfworld / textworld), not reasoning")
+    train_tasks = load_tasks(cfg.env, cfg.env.train_split, int(cfg.env.n_train_tasks) or None)
+    tasks = spread(train_tasks, int(cfg.sft.play_tasks))
+    fill_expert_cache(cfg, tasks)
+    pc = cfg.copy_and_resolve_references()
+    pc.sft.steps, pc.sft.lr, pc.sft.n_tasks = int(cfg.sft.play_steps), float(cfg.sft.play_lr), len(tasks)
+    pc.sft.max_len = min(int(cfg.sft.play_max_len), int(cfg.model.max_len))
+    return play_sft_warmstart(engine, pc, tasks, play_config(cfg), pool=pool)
+
+
 def make_pool(cfg) -> EnvPool:
     name = env_name(cfg.env)
     kwargs = {} if name == "reasoning" else {"max_steps": int(cfg.env.max_steps)}
@@ -157,6 +209,8 @@ def curator_sft(engine, cfg, train_groups, workdir: pathlib.Path, executor) -> d
             break
         groups.append(g)
         n += len(g)
+    if cfg.sft.teacher == "rules":
+        fill_expert_cache(cfg, [t for g in groups for t in g.tasks])
     rcfg = rollout_config(cfg)
     kw = dict(evidence=rcfg.evidence, top_k=rcfg.top_k, fields=rcfg.retrieval_fields,
               max_skill_chars=rcfg.max_skill_chars)
@@ -223,7 +277,10 @@ def run(cfg, workdir=None):
         raise ValueError("tasks_per_group and min_group_tasks must be >= 2: r_task scores the tasks that "
                          "ran after the first curation")
     engine = PolicyEngine.create(cfg, workdir)
-    frozen = engine.frozen_copy()          # the initial weights, before any restore or update
+    pool = make_pool(cfg)
+    if int(cfg.sft.get("play_steps", 0)) > 0:   # before the frozen copy; also on resume (not checkpointed)
+        print("executor play SFT warm start:", json.dumps(executor_warmstart(cfg, engine, pool)))
+    frozen = engine.frozen_copy()          # the executor: weights before any restore or curator update
     executor = make_executor(cfg, engine, frozen)
     judge = make_judge(cfg, engine, frozen)
     weights = rewards.RewardWeights(float(cfg.reward.fc), float(cfg.reward.cnt), float(cfg.reward.comp))
@@ -248,10 +305,11 @@ def run(cfg, workdir=None):
         print("curator SFT warm start:", json.dumps(curator_sft(engine, cfg, groups, workdir, executor)))
 
     curator = engine.policy_sampler(float(cfg.temperature))
-    pool = make_pool(cfg)
     writer = MetricsWriter(workdir / "metrics.jsonl", total_steps=int(cfg.steps), initial_step=start,
                            bar_keys=("r", "r_task", "r_fc", "repo_skills"))
     rollout_root = workdir / "rollouts"
+    budget_s = train_budget_s(cfg)
+    t_start = time.perf_counter()
     try:
         for step in range(start, int(cfg.steps)):
             t0 = time.perf_counter()
@@ -275,9 +333,14 @@ def run(cfg, workdir=None):
             writer.write(step, m)
             best = max(rolls, key=lambda r: (r.r, -r.index))
             best_state = best.repo.state()
-            if (step + 1) % int(cfg.checkpoint_every) == 0 or step + 1 == int(cfg.steps):
+            stop = out_of_time(time.perf_counter() - t_start, budget_s)
+            if (step + 1) % int(cfg.checkpoint_every) == 0 or step + 1 == int(cfg.steps) or stop:
                 engine.save(step, {"stream": stream.get_state(), "best_repo": best_state,
                                    "repos": {f"g{r.group}-n{r.n}": r.repo.state() for r in rolls}})
+            if stop:
+                print(f"max_train_minutes={cfg.max_train_minutes} reached after step {step}; "
+                      f"stopping training (re-run to resume)")
+                break
             if int(cfg.eval.every) and (step + 1) % int(cfg.eval.every) == 0 and step + 1 < int(cfg.steps):
                 res = run_eval(cfg, engine, executor, pool, workdir)
                 with open(workdir / "eval.jsonl", "a", encoding="utf-8") as f:

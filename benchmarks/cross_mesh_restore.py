@@ -49,6 +49,8 @@ def restored_state(cfg, workdir: str, placement: str):
     with jax.default_device(jax.devices()[0]):
         engine = PolicyEngine.create(cfg, workdir)
         start, _, _ = engine.restore()
+        if start == 0:
+            raise SystemExit(f"no checkpoint under {workdir}/checkpoints: nothing to compare")
         state = jax.tree.map(lambda x: np.asarray(jax.device_get(x)), engine.state)
         devices = sorted(d.id for d in engine.state["params"]["embed"].sharding.device_set)
         engine.close()

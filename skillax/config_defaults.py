@@ -28,6 +28,8 @@ def mesh() -> ml_collections.ConfigDict:
     shape: (data, fsdp, tensor) sizes; -1 fills with the remaining devices.
     enabled: "auto" = shard when there is more than one accelerator device (fake CPU devices
       stay single-device), "true" = always (also CPU fake meshes), "false" = never.
+    On a mesh ``train.micro_batch`` (and the SFT batch) must be a multiple of data x fsdp;
+    batches are placed with ``jax.device_put`` (one host; multi-host input is not wired yet).
     """
     c = ml_collections.ConfigDict()
     c.shape = (1, -1, 1)

@@ -113,6 +113,12 @@ def constrain(x: jax.Array, logical_axes: Sequence[str | None], rules: LogicalRu
     return jax.lax.with_sharding_constraint(x, P(*spec))
 
 
+def mesh_axis_size(name: str) -> int:
+    """Size of mesh axis ``name`` of the mesh set by ``jax.set_mesh`` (1 without one)."""
+    mesh = jax.sharding.get_abstract_mesh()
+    return 1 if mesh.empty or name not in mesh.axis_names else int(mesh.shape[name])
+
+
 def initialize_distributed(coordinator_address: str | None = None, num_processes: int | None = None,
                            process_id: int | None = None) -> None:
     """Multi-host start-up (TPU pods pick all arguments up from the environment)."""

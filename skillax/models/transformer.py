@@ -25,7 +25,7 @@ import jax.numpy as jnp
 
 from skillax.models.config import ModelConfig
 from skillax.models.kv_cache import KVCache
-from skillax.sharding import constrain
+from skillax.sharding import constrain, mesh_axis_size
 
 _NEG = -1e30
 
@@ -136,9 +136,12 @@ def _layer(cfg: ModelConfig, dtype, attn_impl, x, lp, sin, cos, mask, kv=None, i
     if cfg.qk_norm:
         q = rms_norm(q, lp["q_norm"], cfg.rms_norm_eps)
         k = rms_norm(k, lp["k_norm"], cfg.rms_norm_eps)
-    q = constrain(apply_rope(q, sin, cos).astype(dtype), ("batch", None, "heads", None))
-    k = constrain(apply_rope(k, sin, cos).astype(dtype), ("batch", None, "kv", None))
-    v = constrain(v, ("batch", None, "kv", None))
+    # heads over "tensor" for q, k and v together or not at all: cuDNN attention's partitioner
+    # rejects q/k/v with different shardings (e.g. 8 KV heads on a 16-way tensor axis)
+    heads = KV % mesh_axis_size("tensor") == 0 and H % mesh_axis_size("tensor") == 0
+    q = constrain(apply_rope(q, sin, cos).astype(dtype), ("batch", None, "heads" if heads else None, None))
+    k = constrain(apply_rope(k, sin, cos).astype(dtype), ("batch", None, "kv" if heads else None, None))
+    v = constrain(v, ("batch", None, "kv" if heads else None, None))
     if kv is None:
         k_all, v_all, new_kv = k, v, None
     else:

@@ -100,7 +100,15 @@ class PolicyEngine:
         if self.mesh is not None and int(self.train_cfg.micro_batch) % batch_shards(self.mesh):
             raise ValueError(f"train.micro_batch={self.train_cfg.micro_batch} must be a multiple of the "
                              f"batch shards data x fsdp = {batch_shards(self.mesh)} of mesh {dict(self.mesh.shape)}")
-        self.state = self._init_state(params, self.optimizer)
+        self.state = self._init_state(params, self.optimizer, donate=True)
+        del params
+        cast_kw = {}
+        if self.mesh is not None:
+            from skillax.models.params import param_shardings
+            cast_kw["out_shardings"] = param_shardings(self.model_cfg, self.mesh)
+        dt = self.compute_dtype
+        # built once: a fresh jit per refresh would compile again after every update
+        self._cast = jax.jit(lambda p: jax.tree.map(lambda x: x.astype(dt), p), **cast_kw)
         self._sampler_params = None
         self.ref_params = None  # frozen initial weights, created on first use (KL objectives)
         self._refresh_sampler_params()
@@ -117,17 +125,20 @@ class PolicyEngine:
         return cls(params, model_cfg, tokenizer, cfg, pathlib.Path(workdir))
 
     # ---------------------------------------------------------------- placement
-    def _init_state(self, params, optimizer) -> dict:
-        """``{"params" fp32, "opt_state", "step"}``, created on the mesh when there is one."""
+    def _init_state(self, params, optimizer, donate: bool = False) -> dict:
+        """``{"params" fp32, "opt_state", "step"}``, created on the mesh when there is one.
+
+        ``donate``: the caller gives up ``params`` (on a mesh the jitted init then reuses their
+        buffers instead of holding two copies; on one device fp32 params are kept as they are)."""
         def init(p):
             p = jax.tree.map(lambda x: x.astype(jnp.float32), p)
             return {"params": p, "opt_state": optimizer.init(p), "step": jnp.zeros((), jnp.int32)}
         if self.mesh is None:
-            return init(params)      # eager: fp32 params are kept as they are (no transient copy)
+            return init(params)
         from skillax.rl.train_step import state_shardings
         shardings = state_shardings(self.model_cfg, optimizer, self.mesh)
         params = jax.device_put(params, shardings["params"])    # no-op when already placed so
-        return jax.jit(init, out_shardings=shardings)(params)
+        return jax.jit(init, out_shardings=shardings, donate_argnums=(0,) if donate else ())(params)
 
     def _put_batch(self, batch: Mapping) -> dict:
         """Host batch -> device arrays, rows split over ("data", "fsdp") on a mesh."""
@@ -138,13 +149,8 @@ class PolicyEngine:
 
     # ---------------------------------------------------------------- sampling
     def _refresh_sampler_params(self):
-        dt = self.compute_dtype
-        kw = {}
-        if self.mesh is not None:
-            from skillax.models.params import param_shardings
-            kw["out_shardings"] = param_shardings(self.model_cfg, self.mesh)
-        self._sampler_params = jax.jit(lambda p: jax.tree.map(lambda x: x.astype(dt), p), **kw)(
-            self.state["params"])
+        self._sampler_params = None            # drop the old copy before making the new one
+        self._sampler_params = self._cast(self.state["params"])
 
     @property
     def sampler_params(self):
@@ -221,7 +227,10 @@ class PolicyEngine:
 
         opt = optim.make_optimizer(lr, max(steps, 1), warmup_ratio=warmup_ratio, clip_norm=self.train_cfg.clip_norm)
         sched = optim.make_schedule(lr, max(steps, 1), warmup_ratio=warmup_ratio)
-        sft_state = self._init_state(self.state["params"], opt)
+        # the RL optimiser state is re-initialised afterwards: drop it now (peak memory)
+        params, self.state = self.state["params"], None
+        sft_state = self._init_state(params, opt, donate=True)
+        del params
         fns, out = {}, []
         for _ in range(steps):
             batch = next(batches)
@@ -237,7 +246,8 @@ class PolicyEngine:
             m = {k: float(np.asarray(v)) for k, v in m.items()}
             m["time_s"] = time.perf_counter() - t0
             out.append(m)
-        self.state = self._init_state(sft_state["params"], self.optimizer)
+        params, sft_state = sft_state["params"], None
+        self.state = self._init_state(params, self.optimizer, donate=True)
         self._refresh_sampler_params()
         return out
 

@@ -1,6 +1,6 @@
 """The main job on the embedded default: Skill1 with SmolLM2-135M-Instruct on real games.
 
-Command (README command 1; CPU, 2 cores; ~8 min after install, 9.7 min with it):
+Command (README command 1; CPU, 2 cores; 7.3 min after install, 9.7 min with it, 2026-11-30):
     python -m skillax.main --config configs/default.py --workdir runs/default
 
 What it runs: an SFT warm start on expert play transcripts (TextWorld walkthroughs, or the

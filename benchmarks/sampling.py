@@ -36,9 +36,11 @@ import statistics
 import sys
 import time
 
-import jax
-import jax.numpy as jnp
-import numpy as np
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
 
 from skillax.engine import Buckets, Sampler, SamplingParams
 from skillax.engine.hlo import compiled_text, weight_upcasts
@@ -87,7 +89,8 @@ def time_ours(sampler, params, prompts, sp, repeats):
 
 
 def time_transformers(cfg, dtype_name, prompts_np, new, repeats, mode):
-    """Median seconds of HF ``generate`` (mode "eager" or "static": static cache + torch.compile)."""
+    """Median seconds of HF ``generate`` (mode "eager", or "static": static cache, which
+    generate compiles with torch.compile on CUDA)."""
     import torch
     import transformers
 
@@ -103,8 +106,10 @@ def time_transformers(cfg, dtype_name, prompts_np, new, repeats, mode):
               min_new_tokens=new, do_sample=True, temperature=1.0, top_k=0, top_p=1.0,
               eos_token_id=None, pad_token_id=0)
     if mode == "static":
+        # generate compiles the forward itself with a static cache on CUDA (its auto-compile,
+        # CUDA graphs); a hand-wrapped torch.compile(model.forward) fails there because
+        # generate keeps outputs of one graph replay across the next
         kw["cache_implementation"] = "static"
-        model.forward = torch.compile(model.forward, mode="reduce-overhead", fullgraph=True)
     times = []
     with torch.no_grad():
         for r in range(repeats + (2 if mode == "static" else 1)):
@@ -164,7 +169,14 @@ def main(argv=None):
     ap.add_argument("--out", default=str(RESULTS))
     ap.add_argument("--mesh", default="1,-1,1", help="data,fsdp,tensor sizes (with --devices > 1)")
     ap.add_argument("--devices", type=int, default=1, help="shard over the first N devices (1: no mesh)")
+    ap.add_argument("--fuse", type=int, default=1, help="1: fused qkv / gate-up decode weights (default)")
+    ap.add_argument("--profile", action="store_true", help="add a kernel summary of one call (GPU)")
+    ap.add_argument("--xla", default="", help="compiler options of the sampling program: k=v,k=v")
     args = ap.parse_args(argv)
+    xla_opts = {}
+    for kv in filter(None, args.xla.split(",")):
+        k, v = kv.split("=", 1)
+        xla_opts[k] = {"true": True, "false": False}.get(v.lower(), v)
 
     cfg = model_config(args.model)
     dtype = jnp.dtype(args.dtype)
@@ -176,7 +188,8 @@ def main(argv=None):
     B, P, N = args.batch, args.prompt_len, args.new_tokens
     max_len = P + N + max(0, args.turns - 1) * (args.obs_len + N + 64) + 64
     buckets = Buckets(prompt=tuple(sorted({P, *Buckets().prompt})), new_tokens=tuple(sorted({N, *Buckets().new_tokens})))
-    sampler = Sampler(cfg, None, max_len=max_len, dtype=dtype, buckets=buckets)
+    sampler = Sampler(cfg, None, max_len=max_len, dtype=dtype, buckets=buckets, fuse_weights=bool(args.fuse),
+                      compiler_options=xla_opts)
     prompts_np = np.random.default_rng(0).integers(3, cfg.vocab_size, (B, P))
     prompts = prompts_np.tolist()
     sp = SamplingParams(temperature=1.0, max_new_tokens=N, eos_ids=[])
@@ -184,6 +197,11 @@ def main(argv=None):
     ours_s, compile_s = time_ours(sampler, params, prompts, sp, args.repeats)
     upcasts = weight_upcasts(compiled_text(sampler, params, prompts, sp), params)
     ours = B * N / ours_s
+    profile = None
+    if args.profile:
+        from benchmarks.kernel_profile import kernel_summary
+        profile = kernel_summary(lambda: sampler.generate(params, prompts, sp, seed=99).tokens)
+        print(json.dumps(profile), flush=True)
 
     modes = args.reference
     if modes == "auto":
@@ -208,7 +226,9 @@ def main(argv=None):
                  reference_detail={k: (round(v, 2) if isinstance(v, float) else v) for k, v in refs.items()},
                  seconds_per_call=round(ours_s, 4), compile_seconds=round(compile_s, 2),
                  ms_per_token_step=round(1000 * ours_s / N, 2), bytes_per_decode_step=int(step_bytes),
-                 bandwidth=args.bandwidth, fp32_weight_copies_in_program=upcasts, **common)]
+                 bandwidth=args.bandwidth, fp32_weight_copies_in_program=upcasts,
+                 fuse=bool(args.fuse), xla_flags=os.environ.get("XLA_FLAGS", ""), compiler_options=xla_opts,
+                 **({"kernel_profile": profile} if profile else {}), **common)]
     if args.turns > 1:
         mt = multiturn(sampler, params, prompts, SamplingParams(temperature=0, max_new_tokens=N, eos_ids=[]),
                        args.turns, args.obs_len, cfg.vocab_size, args.repeats)

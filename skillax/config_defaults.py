@@ -109,9 +109,11 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
     c.checkpoint_every = 10
     c.keep_checkpoints = 2
     c.max_train_minutes = 0.0      # > 0: stop RL (with a checkpoint) after the step that passes it
+    # tw_families: TextWorld families ("" = the four standard ones, "one_step" = one-action games,
+    # or "challenge:key=value;..."; methods.common.tasks), tw_games_per_family games each.
     c.env = ml_collections.ConfigDict(dict(
         name=env_name, train_split="valid_train", eval_split="valid_unseen", max_steps=50,
-        workers=0, n_train_tasks=0, tw_games_per_family=8, data_dir=""))
+        workers=0, n_train_tasks=0, tw_games_per_family=8, tw_families="", data_dir=""))
     c.rollout = ml_collections.ConfigDict(dict(
         top_k=5, threshold=0.4, query_tokens=32, rank_tokens=24, action_tokens=256, distil_tokens=512))
     c.play = ml_collections.ConfigDict(dict(

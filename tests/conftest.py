@@ -1,11 +1,16 @@
 """Shared test set-up: 8 fake CPU devices, offline hub, and the ../shared data location."""
 import os
 import pathlib
+import tempfile
 
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# one persistent compilation cache per test session: the many engines / samplers over the same
+# tiny models compile identical programs, and a cache hit skips XLA's ~10 s CPU compile
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", tempfile.mkdtemp(prefix="skillax-test-jax-cache-"))
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "1")
 
 import pytest  # noqa: E402
 

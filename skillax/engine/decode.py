@@ -4,9 +4,9 @@ One jitted function per shape bucket does both: ``forward`` over the chunk (all 
 chunk token sits at the same slot, so one ``hidden[:, -1]`` gives every row's next-token
 logits), then a ``lax.while_loop`` whose body samples from the carried logits, records the
 token and the stop state, and feeds the token back through ``forward`` for the next logits
-(a ``lax.cond`` skips that forward once every row is done). The loop exits early when all
-rows are done, else after ``n_new`` tokens; there is no Python per token. The cache is
-donated in and returned.
+(only while some row is still running). The loop exits early when all rows are done, else
+after ``n_new`` tokens; there is no Python per token and no ``lax.cond`` (the sampling branch
+is static). The cache is donated in and returned.
 
 Slot bookkeeping (``KVCache`` contract): the chunk occupies slots ``base .. base+T-1``;
 completion token ``j`` is fed at slot ``base + T + j`` right after it is sampled. The last
@@ -30,7 +30,7 @@ import jax.numpy as jnp
 from skillax.engine import stops
 from skillax.engine.sampling import sample_tokens
 from skillax.models.kv_cache import KVCache, init_cache
-from skillax.models.transformer import forward, lm_head_weight, split_layers
+from skillax.models.transformer import forward, fuse_layers, lm_head_weight, split_layers
 
 #: stop reason codes on device (0 = the row did not run: an inactive / padding row).
 EOS, STOP, LENGTH = 1, 2, 3
@@ -125,8 +125,13 @@ def _record(x: StepInputs, st: _Loop, tok, lp, use_stop_strings: bool) -> _Loop:
 
 
 def run_program(params, cache: KVCache, x: StepInputs, *, cfg, n_new: int, dtype,
-                use_stop_strings: bool):
+                use_stop_strings: bool, mode: str = "auto", fuse: bool = False):
     """Prefill ``x.tokens`` into ``cache`` and decode up to ``n_new`` tokens per row.
+
+    ``mode`` (static): "greedy", "sample" or "truncate" fixes the sampling branch at trace
+    time (``skillax.engine.sampling.sampling_mode``); "auto" picks it on device from the
+    traced knobs. ``fuse`` (static): decode with :func:`fuse_layers` weights (the sampler
+    passes True unless the params are tensor-sharded).
 
     Returns (out, cache): out = dict(tokens (B, n_new) int32, logprobs (B, n_new) fp32,
     lengths (B,) int32, reason (B,) int32 codes, steps () int32 tokens sampled by the longest
@@ -136,7 +141,8 @@ def run_program(params, cache: KVCache, x: StepInputs, *, cfg, n_new: int, dtype
     S = cache.max_len
     # per-layer weights for the decode step, materialised once outside the decode loop
     # (skillax.models.kv_cache); the prefill chunk reads the stacked weights (transformer.forward)
-    split = dict(params, layers=split_layers(params["layers"]))
+    layers = fuse_layers(params["layers"], dtype) if fuse else split_layers(params["layers"])
+    split = dict(params, layers=layers)
     cache = cache._replace(
         slot_valid=cache.slot_valid & (jnp.arange(S)[None, :] < x.cut_from[:, None]))
     base = jax.random.key(x.seed)
@@ -145,7 +151,7 @@ def run_program(params, cache: KVCache, x: StepInputs, *, cfg, n_new: int, dtype
 
     def sample(logits, t):
         keys = jax.vmap(lambda k: jax.random.fold_in(k, t))(row_keys)
-        return sample_tokens(keys, logits, x.temperature, x.top_k, x.top_p)
+        return sample_tokens(keys, logits, x.temperature, x.top_k, x.top_p, mode=mode)
 
     hidden, cache = forward(params, cfg, x.tokens, x.positions, x.valid, cache, dtype=dtype)
     tail = stops.init_tail(B, x.tok_bytes.shape[1], x.stop_bytes.shape[1])
@@ -166,13 +172,15 @@ def run_program(params, cache: KVCache, x: StepInputs, *, cfg, n_new: int, dtype
                                 st.cache, dtype=dtype)
         return st._replace(cache=cache, logits=_head_logits(params, cfg, hidden[:, 0], dtype))
 
-    def body(st: _Loop):
+    def sample_and_record(st: _Loop):
         tok, lp = sample(st.logits, st.t)
-        st = _record(x, st, tok, lp, use_stop_strings)
-        # skip the forward once every row is done (it would only feed invalid slots)
-        return jax.lax.cond(cond(st), feed, lambda s: s, st)
+        return _record(x, st, tok, lp, use_stop_strings)
 
-    st = jax.lax.while_loop(cond, body, st)
+    # token 0 comes from the prefill's logits; each iteration then feeds the token just
+    # sampled and samples the next, so a forward runs only when some row goes on (no
+    # lax.cond: on GPU a conditional syncs the host once per step)
+    st = sample_and_record(st)
+    st = jax.lax.while_loop(cond, lambda st: sample_and_record(feed(st)), st)
     out = dict(tokens=st.out_tok, logprobs=st.out_lp, lengths=st.length, reason=st.reason,
                steps=st.t)
     return out, st.cache
@@ -202,12 +210,12 @@ class Programs:
     configuration, i.e. on every jit cache miss (each miss is followed by one compile).
     """
 
-    def __init__(self, cfg, dtype):
+    def __init__(self, cfg, dtype, compiler_options: dict | None = None):
         self.cfg = cfg
         self.dtype = jnp.dtype(dtype)
         self.counts: collections.Counter = collections.Counter()
-        self.run = jax.jit(self._run, static_argnames=("n_new", "use_stop_strings"),
-                           donate_argnames=("cache",))
+        self.run = jax.jit(self._run, static_argnames=("n_new", "use_stop_strings", "mode", "fuse"),
+                           donate_argnames=("cache",), compiler_options=compiler_options or None)
         self._new_cache_fns: dict = {}
         self.grow = jax.jit(self._grow, static_argnames=("length",))  # new shape: no donation
 
@@ -221,10 +229,10 @@ class Programs:
                 functools.partial(self._new_cache, batch=batch, length=length), out_shardings=shard)
         return self._new_cache_fns[key]()
 
-    def _run(self, params, cache, x, *, n_new, use_stop_strings):
+    def _run(self, params, cache, x, *, n_new, use_stop_strings, mode="auto", fuse=False):
         self.counts["run"] += 1
         return run_program(params, cache, x, cfg=self.cfg, n_new=n_new, dtype=self.dtype,
-                           use_stop_strings=use_stop_strings)
+                           use_stop_strings=use_stop_strings, mode=mode, fuse=fuse)
 
     def _new_cache(self, *, batch, length):
         self.counts["new_cache"] += 1

@@ -36,7 +36,7 @@ import numpy as np
 from skillax.engine import stops
 from skillax.engine.buckets import Buckets
 from skillax.engine.decode import REASONS, Programs, StepInputs
-from skillax.engine.sampling import SamplingParams
+from skillax.engine.sampling import SamplingParams, sampling_mode
 from skillax.models.kv_cache import KVCache, init_cache
 
 
@@ -120,11 +120,17 @@ class Sampler:
       buckets: shape buckets.
       max_ids: capacity of the EOS and stop-token id lists; max_stop_strings / max_stop_bytes:
         capacity of the stop-string table.
+      fuse_weights: decode with q|k|v and gate|up concatenated (2 GEMMs per layer where 5
+        ran; materialised once per call, in place of the per-layer copy); off on
+        tensor-sharded params.
+      compiler_options: XLA options for the sampling program only (``jax.jit``'s
+        ``compiler_options``), e.g. ``{"xla_gpu_enable_triton_gemm": False}``.
     """
 
     def __init__(self, cfg, tokenizer=None, max_len: int = 4096, dtype=jnp.bfloat16,
                  buckets: Buckets | None = None, *, max_ids: int = 8, max_stop_strings: int = 8,
-                 max_stop_bytes: int = 32):
+                 max_stop_bytes: int = 32, fuse_weights: bool = True,
+                 compiler_options: dict | None = None):
         if max_len <= 1:
             raise ValueError(f"max_len must be > 1, got {max_len}")
         self.cfg = cfg
@@ -135,7 +141,8 @@ class Sampler:
         self.max_ids = max_ids
         self.max_stop_strings = max_stop_strings
         self.max_stop_bytes = max_stop_bytes
-        self.programs = Programs(cfg, self.dtype)
+        self.fuse_weights = bool(fuse_weights)
+        self.programs = Programs(cfg, self.dtype, compiler_options)
         self.default_eos = default_eos_ids(cfg, tokenizer)
         self._byte_table = None  # device (tok_bytes, tok_lens), built on first stop-string use
 
@@ -178,7 +185,8 @@ class Sampler:
         state, chunks, consts, T, n_new = self._fresh(prompts, sp, 0, 0, 0, allocate=False)
         x, _, _ = self._pack(state, chunks, sp, consts, T, 0, 0, 0)
         return self.programs.run.lower(params, state.cache, x, n_new=n_new,
-                                       use_stop_strings=consts["use_strings"])
+                                       use_stop_strings=consts["use_strings"],
+                                       mode=sampling_mode(sp), fuse=self._fuse(params))
 
     def _fresh(self, prompts, sp: SamplingParams, seed, step, reserve, allocate: bool = True,
                params=None):
@@ -300,6 +308,15 @@ class Sampler:
         return self.generate(params, prompts, sampling, seed, step)
 
     # ------------------------------------------------------------------ internals
+    def _fuse(self, params) -> bool:
+        """Decode with fused qkv / gate-up weights (``fuse_layers``) unless ``fuse_weights``
+        is False or the params are sharded over "tensor" (fusing column-sharded matrices
+        would make XLA move shards every program call)."""
+        if not self.fuse_weights:
+            return False
+        mesh = params_mesh(params)
+        return mesh is None or dict(mesh.shape).get("tensor", 1) == 1
+
     def _check_ids(self, ids, what: str) -> list[int]:
         try:
             ids = [int(t) for t in ids]
@@ -375,7 +392,8 @@ class Sampler:
         x, next_pos, active = self._pack(state, chunks, sp, consts, T, seed, step, turn)
         t0 = time.perf_counter()
         dev, cache = self.programs.run(params, state.cache, x, n_new=n_new,
-                                       use_stop_strings=consts["use_strings"])
+                                       use_stop_strings=consts["use_strings"],
+                                       mode=sampling_mode(sp), fuse=self._fuse(params))
         dev = jax.device_get(dev)
         seconds = time.perf_counter() - t0
         N, M = state.rows, sp.max_new_tokens

@@ -18,8 +18,11 @@ Greedy (``T == 0``): ``token = argmax(logits)`` and its logprob is taken under t
 untruncated* softmax ``log_softmax(logits)`` (temperature 1); top-k / top-p are ignored. The
 trainer reproduces it with temperature 1 and no truncation.
 
-All knobs are traced scalars (no recompilation when they change): ``top_k == 0`` and
-``top_p == 1`` switch truncation off, and a ``lax.cond`` skips the full-vocabulary sort then.
+All knobs are traced scalars (no recompilation when their values change). Which branch runs
+-- greedy, plain sampling, or truncated sampling -- is static in the sampler's programs
+(:func:`sampling_mode`; at most three programs per shape bucket); ``sample_tokens(mode="auto")``
+instead picks it on device with ``lax.cond`` (``top_k == 0`` and ``top_p == 1`` switch
+truncation off).
 """
 
 from __future__ import annotations
@@ -148,37 +151,61 @@ def truncation_mask(z: jax.Array, top_k: jax.Array, top_p: jax.Array, *, cap: in
     return jax.lax.cond(fast_ok, lambda _: keep, full, None)
 
 
+MODES = ("greedy", "sample", "truncate")
+
+
+def sampling_mode(sp: SamplingParams) -> str:
+    """The static sampling branch of ``sp``: "greedy" (temperature 0), "truncate" (top-k or
+    top-p on) or "sample" (plain temperature sampling). Programs traced with a fixed mode
+    carry no ``lax.cond`` (on GPU each one syncs the host once per decode step)."""
+    if sp.greedy:
+        return "greedy"
+    return "truncate" if (sp.top_k > 0 or sp.top_p < 1.0) else "sample"
+
+
 def sampling_logprobs(logits: jax.Array, temperature: jax.Array, top_k: jax.Array,
-                      top_p: jax.Array) -> jax.Array:
+                      top_p: jax.Array, truncate: bool | None = None) -> jax.Array:
     """Log-probabilities of the distribution sampled from, for ``temperature > 0``.
 
     Args:
       logits: (B, V) fp32 raw logits.
       temperature: () fp32 > 0.
       top_k: () int32 (0 = off). top_p: () fp32 in (0, 1] (1 = off).
+      truncate: static: True applies the truncation mask (a no-op when both knobs are off,
+        at the cost of a top-k), False skips it (the caller guarantees both are off), None
+        decides on device with a ``lax.cond``.
     Returns:
       (B, V) fp32 ``log_softmax(where(keep, logits / T, NEG_LOGIT))``.
     """
     z = logits.astype(jnp.float32) / temperature
-    truncated = (top_k > 0) | (top_p < 1.0)
-    z = jax.lax.cond(truncated,
-                     lambda z: jnp.where(truncation_mask(z, top_k, top_p), z, NEG_LOGIT),
-                     lambda z: z, z)
+    apply = lambda z: jnp.where(truncation_mask(z, top_k, top_p), z, NEG_LOGIT)
+    if truncate is None:
+        z = jax.lax.cond((top_k > 0) | (top_p < 1.0), apply, lambda z: z, z)
+    elif truncate:
+        z = apply(z)
     return jax.nn.log_softmax(z, axis=-1)
 
 
 def sample_tokens(keys: jax.Array, logits: jax.Array, temperature: jax.Array,
-                  top_k: jax.Array, top_p: jax.Array) -> tuple[jax.Array, jax.Array]:
+                  top_k: jax.Array, top_p: jax.Array, mode: str = "auto"
+                  ) -> tuple[jax.Array, jax.Array]:
     """Draw one token per row and return its logprob under the distribution used.
 
     Args:
       keys: (B,) typed PRNG keys, one per row.
       logits: (B, V) fp32.
       temperature: () fp32 >= 0 (0 = greedy). top_k: () int32. top_p: () fp32.
+      mode: static branch from :func:`sampling_mode` ("greedy" | "sample" | "truncate"; the
+        caller guarantees the knobs agree with it), or "auto": chosen on device by
+        ``lax.cond`` from the traced knobs (one program for every setting).
     Returns:
       tokens (B,) int32, logprobs (B,) fp32. Greedy: argmax and its temperature-1 full-softmax
       logprob (module docstring).
+    Raises:
+      ValueError: unknown ``mode``.
     """
+    if mode not in MODES + ("auto",):
+        raise ValueError(f"mode must be one of {MODES + ('auto',)}, got {mode!r}")
     logits = logits.astype(jnp.float32)
 
     def greedy(_):
@@ -187,11 +214,14 @@ def sample_tokens(keys: jax.Array, logits: jax.Array, temperature: jax.Array,
         return tok, jnp.take_along_axis(lp, tok[:, None], axis=-1)[:, 0]
 
     def sample(_):
-        lp = sampling_logprobs(logits, jnp.maximum(temperature, 1e-6), top_k, top_p)
+        truncate = None if mode == "auto" else mode == "truncate"
+        lp = sampling_logprobs(logits, jnp.maximum(temperature, 1e-6), top_k, top_p, truncate)
         tok = jax.vmap(jax.random.categorical)(keys, lp).astype(jnp.int32)
         return tok, jnp.take_along_axis(lp, tok[:, None], axis=-1)[:, 0]
 
-    return jax.lax.cond(temperature > 0, sample, greedy, None)
+    if mode == "auto":
+        return jax.lax.cond(temperature > 0, sample, greedy, None)
+    return greedy(None) if mode == "greedy" else sample(None)
 
 
 def token_logprobs(logits: jax.Array, tokens: jax.Array, temperature: float, top_k: int = 0,

@@ -130,9 +130,14 @@ def _layer(cfg: ModelConfig, dtype, attn_impl, x, lp, sin, cos, mask, kv=None, i
     H, KV, Dh = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
     x = constrain(x, ("batch", None, None))          # no-ops without a mesh (sharding.constrain)
     h = rms_norm(x, lp["attn_norm"], cfg.rms_norm_eps).astype(dtype)
-    q = _mm(h, lp["q_proj"], dtype).reshape(B, T, H, Dh)
-    k = _mm(h, lp["k_proj"], dtype).reshape(B, T, KV, Dh)
-    v = _mm(h, lp["v_proj"], dtype).reshape(B, T, KV, Dh).astype(dtype)
+    if "qkv_proj" in lp:  # decode weights from fuse_layers: one GEMM instead of three
+        qkv = _mm(h, lp["qkv_proj"], dtype)
+        q, k, v = jnp.split(qkv, (H * Dh, (H + KV) * Dh), axis=-1)
+    else:
+        q, k, v = (_mm(h, lp[n], dtype) for n in ("q_proj", "k_proj", "v_proj"))
+    q = q.reshape(B, T, H, Dh)
+    k = k.reshape(B, T, KV, Dh)
+    v = v.reshape(B, T, KV, Dh).astype(dtype)
     if cfg.qk_norm:
         q = rms_norm(q, lp["q_norm"], cfg.rms_norm_eps)
         k = rms_norm(k, lp["k_norm"], cfg.rms_norm_eps)
@@ -159,8 +164,10 @@ def _layer(cfg: ModelConfig, dtype, attn_impl, x, lp, sin, cos, mask, kv=None, i
     a = a.reshape(B, T, H * Dh)
     x = x + _mm(a, lp["o_proj"], dtype)
     h = rms_norm(x, lp["mlp_norm"], cfg.rms_norm_eps).astype(dtype)
-    g = _mm(h, lp["gate_proj"], dtype)
-    u = _mm(h, lp["up_proj"], dtype)
+    if "gate_up_proj" in lp:
+        g, u = jnp.split(_mm(h, lp["gate_up_proj"], dtype), 2, axis=-1)
+    else:
+        g, u = _mm(h, lp["gate_proj"], dtype), _mm(h, lp["up_proj"], dtype)
     x = x + _mm((jax.nn.silu(g) * u).astype(dtype), lp["down_proj"], dtype)
     return x, new_kv
 
@@ -174,6 +181,28 @@ def split_layers(layers) -> tuple[dict, ...]:
         return tuple(layers)
     n = jax.tree.leaves(layers)[0].shape[0]
     return tuple(jax.tree.map(lambda a, i=i: a[i], layers) for i in range(n))
+
+
+def fuse_layers(layers, dtype=None) -> tuple[dict, ...]:
+    """Per-layer decode weights with the input projections concatenated: ``qkv_proj``
+    (D, (H + 2 KV) Dh) = [q | k | v] and ``gate_up_proj`` (D, 2 F) = [gate | up] replace the
+    five separate matrices (``_layer`` then runs 2 GEMMs where it ran 5: a decode step is
+    bound by per-kernel latency as much as by bandwidth). Leaves are cast to ``dtype`` (None:
+    kept). Like :func:`split_layers`, inside a jitted program the result is materialised once.
+
+    Meant for weights not sharded over "tensor": concatenating column-sharded matrices is
+    still correct, but XLA then moves shards every call (the sampler does not fuse there).
+    Numerically identical to the separate products (each output column is the same dot
+    product). Shapes: per layer qkv_proj (D, (H + 2 KV) Dh), gate_up_proj (D, 2 F).
+    """
+    out = []
+    for lp in split_layers(layers):
+        lp = dict(lp)
+        cast = (lambda a: a.astype(dtype)) if dtype is not None else (lambda a: a)
+        lp["qkv_proj"] = jnp.concatenate([cast(lp.pop(n)) for n in ("q_proj", "k_proj", "v_proj")], axis=-1)
+        lp["gate_up_proj"] = jnp.concatenate([cast(lp.pop(n)) for n in ("gate_proj", "up_proj")], axis=-1)
+        out.append(lp)
+    return tuple(out)
 
 
 def stack_layers(layers):
@@ -220,7 +249,16 @@ def forward(params: dict, cfg: ModelConfig, tokens: jax.Array, positions: jax.Ar
     """
     dtype = jnp.dtype(dtype or params["embed"].dtype)
     B, T = tokens.shape
-    x = params["embed"][tokens].astype(jnp.float32)  # (B, T, D) fp32 residual
+    embed = params["embed"]
+    if cache is not None and embed.dtype.itemsize == 2:
+        # gather the raw 16-bit rows: XLA CPU upcasts a bf16 gather's table to fp32, and inside
+        # the decode loop hoists that convert out as an fp32 copy of the whole embedding
+        # (not differentiable: the cache path is inference only)
+        x = jax.lax.bitcast_convert_type(
+            jax.lax.bitcast_convert_type(embed, jnp.uint16)[tokens], embed.dtype)
+    else:
+        x = embed[tokens]
+    x = x.astype(jnp.float32)  # (B, T, D) fp32 residual
     sin, cos = rope_sin_cos(positions, cfg.head_dim, cfg.rope_theta)
     valid = valid.astype(bool)
 

@@ -8,8 +8,9 @@ import pytest
 
 from skillax.agents.envs import Task
 from skillax.agents.envs.experts import textworld_expert
-from skillax.agents.envs.textworld_env import (TextWorldEnv, canonical_settings, default_textworld_tasks,
-                                               family_name, make_textworld_tasks, strip_banner)
+from skillax.agents.envs.textworld_env import (DEFAULT_FAMILIES, ONE_STEP_FAMILIES, TextWorldEnv, canonical_settings,
+                                               default_textworld_tasks, family_name, make_textworld_tasks,
+                                               resolve_families, strip_banner)
 from skillax.agents.envs.runner import EnvPool
 from skillax.agents.envs import env_spec
 
@@ -62,6 +63,74 @@ def test_default_tasks_walkthroughs_win():
         assert "$$" not in rec.steps[0][0] and t.goal in rec.steps[0][0]
     # generation is cached: a second call returns the same tasks
     assert [x.payload for x in default_textworld_tasks(1)] == [x.payload for x in tasks]
+
+
+def _default_config():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("default_config", os.path.join(REPO, "configs", "default.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.get_config()
+
+
+def test_one_step_families_fit_the_default_step_cap():
+    """configs/default.py plays the "one_step" families under env.max_steps: the walkthroughs
+    of games it trains on (and of a held-out game per family) fit the cap and win within it,
+    so its episodes can be won and Skill1 can admit skills (admission needs r = 1)."""
+    pytest.importorskip("textworld", reason="textworld is not installed (PyPI textworld[pddl])")
+    from skillax.methods.common.tasks import load_tasks
+
+    c = _default_config()
+    assert c.env.name == "textworld" and resolve_families(c.env.tw_families) == ONE_STEP_FAMILIES
+    cap = int(c.env.max_steps)
+    assert c.env.tw_games_per_family >= 2
+    c.env.tw_games_per_family = 2  # its first 2 training games per family (cold cache: 1-3 s a game)
+    tasks = load_tasks(c.env, c.env.train_split)
+    tasks += default_textworld_tasks(1, split="test", families=ONE_STEP_FAMILIES)
+    assert len(tasks) == 3 * len(ONE_STEP_FAMILIES)
+    assert {t.family for t in tasks} == {family_name(ch, st) for ch, st in ONE_STEP_FAMILIES}
+    env = TextWorldEnv(max_steps=cap)
+    lengths = {}
+    for t in tasks:
+        walk = t.payload["walkthrough"]
+        lengths.setdefault(t.family, set()).add(len(walk))
+        assert 1 <= len(walk) <= cap, (t.id, walk)
+        rec = textworld_expert(t, env=env)
+        assert rec.won and rec.error is None and rec.n_steps == len(walk), (t.id, rec)
+    env.close()
+    assert all(v == {1} for v in lengths.values()), lengths   # one action: take the object
+
+
+def test_load_tasks_limit_generates_only_the_sample(monkeypatch):
+    """A limited TextWorld load returns what sampling the full generated list returned before
+    (same seeded draw, sorted by id) and generates only the kept games."""
+    import random
+
+    import ml_collections
+
+    from skillax.agents.envs import textworld_env
+    from skillax.methods.common.tasks import load_tasks
+
+    # the held-out games test_one_step_families_fit_the_default_step_cap generated (cached)
+    env = ml_collections.ConfigDict(dict(name="textworld", tw_families="one_step", tw_games_per_family=1))
+    full = default_textworld_tasks(1, split="test", families=ONE_STEP_FAMILIES)
+    want = sorted(random.Random("valid_unseen-1").sample(full, 1), key=lambda t: t.id)
+    made = []
+    real = textworld_env.make_textworld_tasks
+    monkeypatch.setattr(textworld_env, "make_textworld_tasks", lambda *a, **kw: made.append(a) or real(*a, **kw))
+    got = load_tasks(env, "valid_unseen", 1)
+    assert [t.id for t in got] == [t.id for t in want] and len(made) == 1
+    assert [t.id for t in load_tasks(env, "valid_unseen")] == [t.id for t in full]
+
+
+def test_resolve_families():
+    assert resolve_families("") == resolve_families("default") == DEFAULT_FAMILIES
+    assert resolve_families(" one_step ") == ONE_STEP_FAMILIES
+    assert resolve_families("tw-coin_collector:level=2;tw-simple") == (
+        ("tw-coin_collector", {"level": 2}), ("tw-simple", {}))
+    with pytest.raises(ValueError, match="key=value"):
+        resolve_families("shortt:x")
 
 
 @pytest.mark.slow

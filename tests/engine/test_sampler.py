@@ -54,6 +54,21 @@ def test_greedy_matches_transformers_llama(tmp_path, engine_buckets):
     np.testing.assert_array_equal(out.tokens, hf_greedy(model, PROMPTS, 12))
 
 
+def test_fused_decode_weights_give_the_same_samples(qwen3, sampler, engine_buckets):
+    """q|k|v and gate|up concatenated for the decode step (the default) sample the same tokens
+    with the same logprobs as the five separate matrices."""
+    from skillax.engine import Sampler
+
+    _, params, cfg = qwen3
+    assert sampler.fuse_weights
+    plain = Sampler(cfg, max_len=256, dtype=jnp.float32, buckets=engine_buckets, fuse_weights=False)
+    sp = SamplingParams(temperature=1.0, max_new_tokens=12, eos_ids=[], n=2)
+    a = sampler.generate(params, PROMPTS[:2], sp, seed=5)
+    b = plain.generate(params, PROMPTS[:2], sp, seed=5)
+    np.testing.assert_array_equal(a.tokens, b.tokens)
+    np.testing.assert_allclose(a.logprobs, b.logprobs, atol=1e-5)
+
+
 @functools.partial(jax.jit, static_argnames=("cfg",))
 def _teacher_forced_batch(params, seq, valid, temperature, top_k, top_p, *, cfg):
     """Right-padded (B, L) sequences -> (B, L-1) logprob of token t+1 from the logits at t."""
@@ -197,7 +212,8 @@ def test_stop_strings_need_tokenizer(qwen3, engine_buckets):
 
 def test_no_recompilation_after_warmup(qwen3, sampler):
     """PITFALLS 15: 20 calls with varied prompt / output lengths and sampling knobs inside
-    the warmed buckets compile nothing new (jit cache misses and XLA backend compiles)."""
+    the warmed buckets and modes compile nothing new (jit cache misses and XLA backend
+    compiles)."""
     _, params, _ = qwen3
     rng = np.random.default_rng(0)
 
@@ -209,8 +225,12 @@ def test_no_recompilation_after_warmup(qwen3, sampler):
                             n=2 if n_prompts <= 2 else 1, eos_ids=[int(rng.integers(3, 500))])
         sampler.generate(params, prompts, sp, seed=i, step=i)
 
-    for t in (5, 30):  # one call per (prompt) bucket; batch is always the 4 bucket, new tokens 16
-        sampler.generate(params, [[3] * t] * 3, SamplingParams(max_new_tokens=16), seed=0)
+    # one call per (prompt bucket, sampling mode); batch is always the 4 bucket, new tokens 16.
+    # The sampling mode (greedy / sample / truncate) is static in the program; knob values are not.
+    modes = (dict(temperature=0.0), dict(temperature=1.0), dict(temperature=1.0, top_k=5))
+    for t in (5, 30):
+        for m in modes:
+            sampler.generate(params, [[3] * t] * 3, SamplingParams(max_new_tokens=16, **m), seed=0)
     compiles = []
     listener = lambda event, secs, **kw: compiles.append(event) if "backend_compile" in event else None
     jax.monitoring.register_event_duration_secs_listener(listener)

@@ -91,3 +91,23 @@ def test_sampling_params_validation():
         with pytest.raises(ValueError, match=msg):
             SamplingParams(**kw)
     assert SamplingParams(temperature=0).greedy
+
+
+def test_static_modes_match_the_traced_branches():
+    """sampling_mode picks the branch the lax.cond version takes; both give equal draws."""
+    from skillax.engine.sampling import sampling_mode
+
+    keys = jax.random.split(jax.random.key(3), 6)
+    logits = jax.random.normal(jax.random.key(4), (6, 50)) * 3
+    for kw in (dict(temperature=0.0, top_k=3), dict(temperature=0.7), dict(temperature=1.0, top_k=5),
+               dict(temperature=1.0, top_p=0.8)):
+        sp = SamplingParams(**kw)
+        args = (keys, logits, jnp.float32(sp.temperature), jnp.int32(sp.top_k), jnp.float32(sp.top_p))
+        mode = sampling_mode(sp)
+        assert mode == ("greedy" if sp.temperature == 0 else "truncate" if (sp.top_k or sp.top_p < 1) else "sample")
+        tok_a, lp_a = sample_tokens(*args)
+        tok_s, lp_s = jax.jit(sample_tokens, static_argnames="mode")(*args, mode=mode)
+        np.testing.assert_array_equal(np.asarray(tok_s), np.asarray(tok_a))
+        np.testing.assert_allclose(np.asarray(lp_s), np.asarray(lp_a), atol=1e-6)
+    with pytest.raises(ValueError, match="mode"):
+        sample_tokens(*args, mode="beam")

@@ -19,6 +19,8 @@ def _config(ckpt, steps):
     c.model.path = str(ckpt)
     c.model.dtype = "float32"
     c.steps = steps
+    c.tasks_per_step = 2           # issue 7: 2 tasks x 2 rollouts x <= 3 turns
+    c.env.max_steps = 3
     c.train.total_steps = 2
     c.env.tw_games_per_family = 1
     c.sft.steps = 1

@@ -36,14 +36,28 @@ CHALLENGE_DEFAULTS: dict[str, dict[str, Any]] = {
     "tw-treasure_hunter": {"level": 1},
 }
 
-# The embedded default task families: short games (walkthroughs of 3-7 steps) with
-# detailed objectives, small enough for a 135M policy with ~400-token prompts.
+# The standard task families (``tw_families`` unset or "default"): short games
+# (walkthroughs of 3-7 steps) with detailed objectives, small enough for a 135M policy with
+# ~400-token prompts; they need an episode step cap of >= 7 to be winnable.
 DEFAULT_FAMILIES: tuple[tuple[str, dict[str, Any]], ...] = (
     ("tw-treasure_hunter", {"level": 5}),   # 3 steps: follow directions, take an object
     ("tw-coin_collector", {"level": 5}),    # 5 steps: navigate, take the coin
     ("tw-cooking", {"recipe": 1, "take": 1, "go": 1, "open": True}),  # 6 steps
     ("tw-cooking", {"recipe": 1, "take": 1, "go": 6}),  # 5-7 steps with navigation
 )
+# The embedded default's families (configs/default.py, ``tw_families = "one_step"``): the
+# object to take lies in the start room (treasure hunter: a named object, 5-8 admissible
+# commands with exits as distractors; coin collector: the coin, 4 commands), so the
+# walkthrough is one action and a warm-started 135M policy can win within the 2-step cap of
+# a two-step CPU run. Their SFT distil demonstrations pass library admission ("no navigation
+# needed"), which one-move games' ("go south" / "take key": under 3 words) would not.
+ONE_STEP_FAMILIES: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("tw-treasure_hunter", {"level": 1}),   # 1 step: take <object> (passkey, broom, knife, ...)
+    ("tw-coin_collector", {"level": 1}),    # 1 step: take coin
+)
+# Named family sets for ``env.tw_families``.
+FAMILY_SETS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
+    "default": DEFAULT_FAMILIES, "one_step": ONE_STEP_FAMILIES}
 DEFAULT_SEED_OFFSET = {"train": 0, "valid": 100_000, "test": 200_000}
 
 _DROP_PREFIXES = ("-= Welcome to TextWorld", "Would you like to RESTART")
@@ -68,6 +82,43 @@ def family_name(challenge: str, settings: dict[str, Any]) -> str:
     s = canonical_settings(challenge, settings)
     diff = {k: v for k, v in s.items() if CHALLENGE_DEFAULTS[challenge][k] != v}
     return challenge + ("/" + ",".join(f"{k}={diff[k]}" for k in sorted(diff)) if diff else "")
+
+
+def _setting_value(v: str):
+    if v.lower() in ("true", "false"):
+        return v.lower() == "true"
+    try:
+        return int(v)
+    except ValueError:
+        return v
+
+
+def parse_families(spec: str) -> tuple[tuple[str, dict[str, Any]], ...]:
+    """``"tw-cooking:recipe=1,take=1;tw-simple"`` -> ``(("tw-cooking", {"recipe": 1, "take": 1}),
+    ("tw-simple", {}))``. Raises ValueError on a malformed ``key=value``."""
+    out = []
+    for part in filter(None, (p.strip() for p in spec.split(";"))):
+        challenge, _, rest = part.partition(":")
+        settings = {}
+        for kv in filter(None, (x.strip() for x in rest.split(","))):
+            k, eq, v = kv.partition("=")
+            if not eq or not k.strip():
+                raise ValueError(f"malformed TextWorld setting {kv!r} in {spec!r} (expected key=value)")
+            settings[k.strip()] = _setting_value(v.strip())
+        out.append((challenge.strip(), settings))
+    return tuple(out)
+
+
+def resolve_families(spec: str | None) -> tuple[tuple[str, dict[str, Any]], ...]:
+    """The families an ``env.tw_families`` value names: empty -> :data:`DEFAULT_FAMILIES`;
+    a key of :data:`FAMILY_SETS` (``"default"``, ``"one_step"``) -> that set; anything else is
+    parsed by :func:`parse_families` (``"challenge:key=value,...;challenge2"``)."""
+    spec = (spec or "").strip()
+    if not spec:
+        return DEFAULT_FAMILIES
+    if spec in FAMILY_SETS:
+        return FAMILY_SETS[spec]
+    return parse_families(spec)
 
 
 def strip_banner(text: str) -> str:
@@ -148,16 +199,24 @@ def make_textworld_tasks(challenge: str, settings: dict[str, Any] | None, seeds:
 
 def default_textworld_tasks(n_per_family: int = 4, split: str = "train",
                             families: tuple = DEFAULT_FAMILIES, root: str | None = None) -> list[Task]:
-    """The embedded default task set: ``n_per_family`` games of each of
-    :data:`DEFAULT_FAMILIES`; seeds ``offset + i`` with the offset from ``split``
+    """A generated task set: ``n_per_family`` games of each of ``families`` (default
+    :data:`DEFAULT_FAMILIES`); seeds ``offset + i`` with the offset from ``split``
     (train 0, valid 100000, test 200000) so splits never share a game."""
+    out: list[Task] = []
+    for challenge, settings, seed in family_seeds(n_per_family, split, families):
+        out += make_textworld_tasks(challenge, settings, [seed], split, root)
+    return out
+
+
+def family_seeds(n_per_family: int = 4, split: str = "train",
+                 families: tuple = DEFAULT_FAMILIES) -> list[tuple[str, dict[str, Any], int]]:
+    """The ``(challenge, settings, seed)`` of :func:`default_textworld_tasks`' games, in its
+    order, without generating anything (callers that keep a sample generate only that)."""
     if split not in DEFAULT_SEED_OFFSET:
         raise ValueError(f"split must be one of {sorted(DEFAULT_SEED_OFFSET)}, got {split!r}")
     off = DEFAULT_SEED_OFFSET[split]
-    out: list[Task] = []
-    for challenge, settings in families:
-        out += make_textworld_tasks(challenge, settings, range(off, off + n_per_family), split, root)
-    return out
+    return [(challenge, settings, seed) for challenge, settings in families
+            for seed in range(off, off + n_per_family)]
 
 
 class TWGameEnv:

@@ -3,10 +3,16 @@
 ``env.name``: ``"textworld"`` (generated games; the embedded default when ../shared is
 absent), ``"alfworld"`` (the ../shared pack or an ``alfworld-download`` layout), or
 ``"auto"`` (ALFWorld when its data is found, else TextWorld).
+
+TextWorld: ``env.tw_games_per_family`` games of each family that ``env.tw_families`` names
+(``textworld_env.resolve_families``: empty or ``"default"`` = the four standard families,
+``"one_step"`` = the one-action games of configs/default.py, or a spec such as
+``"tw-treasure_hunter:level=5;tw-coin_collector:level=2"``).
 """
 
 from __future__ import annotations
 
+import random
 from typing import Sequence
 
 from skillax.agents.envs.base import Task
@@ -25,14 +31,20 @@ def resolve_env(name: str) -> str:
 def load_tasks(env_cfg, split: str, limit: int | None = None) -> list[Task]:
     """Tasks of ``split`` for the configured environment (first ``limit`` after a seeded
     shuffle when ``limit`` is set, so a small run still covers several families/types)."""
-    import random
-
     name = resolve_env(env_cfg.name)
     if name == "textworld":
-        from skillax.agents.envs.textworld_env import default_textworld_tasks
+        from skillax.agents.envs.textworld_env import family_seeds, make_textworld_tasks, resolve_families
 
         tw_split = {"valid_train": "train", "valid_seen": "valid", "valid_unseen": "test"}.get(split, split)
-        tasks = default_textworld_tasks(n_per_family=int(env_cfg.get("tw_games_per_family", 4)), split=tw_split)
+        games = family_seeds(int(env_cfg.get("tw_games_per_family", 4)), tw_split,
+                             resolve_families(env_cfg.get("tw_families") or ""))
+        if limit is not None and limit < len(games):
+            # the same draw as sampling the generated tasks (below), but only the kept games are
+            # generated (1-5 s each: an evaluation of 2 tasks no longer generates all of them)
+            games = random.Random(f"{split}-{limit}").sample(games, limit)
+            return sorted((make_textworld_tasks(ch, st, [seed], tw_split)[0] for ch, st, seed in games),
+                          key=lambda t: t.id)
+        tasks = [make_textworld_tasks(ch, st, [seed], tw_split)[0] for ch, st, seed in games]
     elif name == "alfworld":
         from skillax.agents.envs.alfworld import load_alfworld_tasks
 

@@ -144,10 +144,13 @@ def run(cfg, workdir=None):
     (workdir / "config.json").write_text(cfg.to_json_best_effort(indent=2))
     engine = PolicyEngine.create(cfg, workdir)
     results: dict = {}
-    if int(cfg.sft.play_steps) > 0 and cfg.setting == "experience":
-        results["play_sft"] = play_warmstart(cfg, engine)   # before the worker copy (also on resume)
+    # the worker's frozen weights are saved with the run: a resume reloads them instead of
+    # re-running the (not bit-reproducible on GPU) play SFT
+    resuming = engine.has_checkpoint() and engine.has_frozen("worker")
+    if int(cfg.sft.play_steps) > 0 and cfg.setting == "experience" and not resuming:
+        results["play_sft"] = play_warmstart(cfg, engine)   # before the worker copy
         print("play SFT:", json.dumps(results["play_sft"]))
-    worker = setting_lib.build_worker(cfg, engine)          # frozen copy, taken before any restore
+    worker = setting_lib.build_worker(cfg, engine, reuse=resuming)  # frozen, taken before any restore
     z0 = setting_lib.initial_skill(cfg)
     ucfg = unit_config(cfg)
     st = setting_lib.build_setting(cfg, worker, z0, workdir, ucfg.max_prompt_tokens)

@@ -62,8 +62,9 @@ def _openai(ocfg):
                               max_concurrency=int(ocfg.max_concurrency), cache_path=ocfg.cache_path or None)
 
 
-def build_worker(cfg, engine):
-    """The frozen worker (module docstring)."""
+def build_worker(cfg, engine, reuse: bool = False):
+    """The frozen worker (module docstring); its weights are saved under
+    ``<workdir>/frozen/worker`` and, with ``reuse`` (a resumed run), reloaded from there."""
     w = cfg.worker
     if w.kind == "openai":
         return _openai(w.openai)
@@ -71,7 +72,7 @@ def build_worker(cfg, engine):
         raise ValueError(f"worker.kind must be 'frozen' or 'openai', got {w.kind!r}")
     from skillax.agents.workers import LocalWorker
 
-    ps = engine.policy_sampler(float(w.temperature), frozen_params=engine.frozen_copy())
+    ps = engine.policy_sampler(float(w.temperature), frozen_params=engine.persistent_frozen("worker", reuse=reuse))
 
     def generate_fn(prompt_ids, max_new_tokens, temperature, stop_strings):
         gens = ps.sample(prompt_ids, objective="worker", episodes=list(range(len(prompt_ids))),

@@ -4,8 +4,9 @@ Config keys (``config.env``):
 
 * ``name``: ``"alfworld" | "textworld" | "reasoning" | "auto"``.
 * ``tw_families``: TextWorld families to generate instead of the default four, as
-  ``"challenge:key=value,key=value;challenge2"`` (e.g. ``"tw-treasure_hunter:level=5"``);
-  ``tw_games_per_family`` games each. Splits map as in ``methods.common.tasks``
+  ``"challenge:key=value,key=value;challenge2"`` (e.g. ``"tw-treasure_hunter:level=5"``) or a
+  named set (``"one_step"``; ``textworld_env.resolve_families``); ``tw_games_per_family`` games
+  each (read by ``methods.common.tasks``). Splits map as in ``methods.common.tasks``
   (valid_train -> train seeds, valid_seen -> valid, valid_unseen -> test).
 * reasoning: split ``"aime"`` loads AIME 2024/2025 from ``aime_dir`` (default
   ``<repo>/../shared/data/aime``); any other split generates reasoning-gym tasks
@@ -18,9 +19,8 @@ import pathlib
 import random
 
 from skillax.agents.envs.base import Task
+from skillax.agents.envs.textworld_env import parse_families  # noqa: F401  (re-exported; lives there now)
 from skillax.methods.common import tasks as common_tasks
-
-TW_SPLITS = {"valid_train": "train", "valid_seen": "valid", "valid_unseen": "test"}
 
 
 def env_name(env_cfg) -> str:
@@ -28,43 +28,12 @@ def env_name(env_cfg) -> str:
     return name if name == "reasoning" else common_tasks.resolve_env(name)
 
 
-def _value(v: str):
-    if v.lower() in ("true", "false"):
-        return v.lower() == "true"
-    try:
-        return int(v)
-    except ValueError:
-        return v
-
-
-def parse_families(spec: str) -> tuple[tuple[str, dict], ...]:
-    """``"tw-cooking:recipe=1,take=1;tw-simple"`` -> ``(("tw-cooking", {"recipe": 1, "take": 1}),
-    ("tw-simple", {}))``. Raises ValueError on a malformed ``key=value``."""
-    out = []
-    for part in filter(None, (p.strip() for p in spec.split(";"))):
-        challenge, _, rest = part.partition(":")
-        settings = {}
-        for kv in filter(None, (x.strip() for x in rest.split(","))):
-            k, eq, v = kv.partition("=")
-            if not eq or not k.strip():
-                raise ValueError(f"malformed TextWorld setting {kv!r} in {spec!r} (expected key=value)")
-            settings[k.strip()] = _value(v.strip())
-        out.append((challenge.strip(), settings))
-    return tuple(out)
-
-
 def load_tasks(env_cfg, split: str, limit: int | None = None) -> list[Task]:
     """Tasks of ``split`` for ``env_cfg`` (module docstring); ``limit`` keeps a seeded sample."""
     name = env_name(env_cfg)
     if name == "reasoning":
         tasks = _reasoning(env_cfg, split)
-    elif name == "textworld" and env_cfg.get("tw_families"):
-        from skillax.agents.envs.textworld_env import default_textworld_tasks
-
-        tasks = default_textworld_tasks(n_per_family=int(env_cfg.get("tw_games_per_family", 4)),
-                                        split=TW_SPLITS.get(split, split),
-                                        families=parse_families(str(env_cfg.tw_families)))
-    else:
+    else:  # ALFWorld / TextWorld (``tw_families`` is read there)
         return common_tasks.load_tasks(env_cfg, split, limit)
     if limit is not None and limit < len(tasks):
         tasks = sorted(random.Random(f"{split}-{limit}").sample(tasks, limit), key=lambda t: t.id)

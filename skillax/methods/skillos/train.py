@@ -278,9 +278,13 @@ def run(cfg, workdir=None):
                          "ran after the first curation")
     engine = PolicyEngine.create(cfg, workdir)
     pool = make_pool(cfg)
-    if int(cfg.sft.get("play_steps", 0)) > 0:   # before the frozen copy; also on resume (not checkpointed)
+    # the executor's frozen weights are saved with the run: a resume reloads them instead of
+    # re-running the (not bit-reproducible on GPU) play SFT
+    resuming = engine.has_checkpoint() and engine.has_frozen("executor")
+    if int(cfg.sft.get("play_steps", 0)) > 0 and not resuming:   # before the frozen copy
         print("executor play SFT warm start:", json.dumps(executor_warmstart(cfg, engine, pool)))
-    frozen = engine.frozen_copy()          # the executor: weights before any restore or curator update
+    # the executor: weights before any restore or curator update
+    frozen = engine.persistent_frozen("executor", reuse=resuming)
     executor = make_executor(cfg, engine, frozen)
     judge = make_judge(cfg, engine, frozen)
     weights = rewards.RewardWeights(float(cfg.reward.fc), float(cfg.reward.cnt), float(cfg.reward.comp))

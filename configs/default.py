@@ -1,7 +1,8 @@
 """The main job on the embedded default: Skill1 with SmolLM2-135M-Instruct on real games.
 
-Command (README command 1; CPU, 2 cores; the run alone took 412 s and 381 s with
---config.seed=0 / 1 and an empty SKILLAX_CACHE, 2026-11-30, another user's jobs mostly idle):
+Command (README command 1; CPU, 2 cores; from a fresh clone on an idle machine 528 s =
+setup.sh 110 s + the run 418 s, empty SKILLAX_CACHE, 2026-11-30; the run alone also took
+412 s and 381 s with --config.seed=0 / 1):
     python -m skillax.main --config configs/default.py --workdir runs/default
 
 What it runs: TextWorld games whose walkthrough is one action (``env.tw_families =

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import pathlib
 import time
@@ -80,19 +81,30 @@ def step_metrics(eps, counts, library, gens, batch, times) -> dict:
 
 
 def run(cfg, workdir=None):
+    """Train, evaluate and export (module docstring). The env pool's worker processes, the
+    checkpointer and the library database are closed also when a step raises (a notebook
+    that catches the error keeps no stray processes)."""
+    with contextlib.ExitStack() as cleanup:
+        return _run(cfg, workdir, cleanup)
+
+
+def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     cfg = obj_lib.apply_objective_preset(cfg)
     workdir = pathlib.Path(workdir or "runs/skill1")
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "config.json").write_text(cfg.to_json_best_effort(indent=2))
     engine = PolicyEngine.create(cfg, workdir)
+    cleanup.callback(engine.close)
     encoder = load_minilm()
     library = open_library(cfg, workdir / "library.sqlite", encoder)
+    cleanup.callback(lambda: library.close())   # the current one (a resume replaces it)
     index = DenseIndex(encoder.encode, threshold=float(cfg.rollout.threshold), top_k=int(cfg.rollout.top_k))
     train_tasks = task_lib.load_tasks(cfg.env, cfg.env.train_split, cfg.env.get("n_train_tasks") or None)
     stream = task_lib.TaskStream(train_tasks, seed=int(cfg.seed))
     objectives = obj_lib.objective_configs(cfg)
 
     pool = make_pool(cfg)
+    cleanup.callback(pool.close)
     start, host, files = engine.restore()
     if host is not None:
         stream.set_state(host["stream"])
@@ -166,7 +178,6 @@ def run(cfg, workdir=None):
         results["library"] = library_stats(library)
         (workdir / "eval.json").write_text(json.dumps(results, indent=2))
         print("eval:", json.dumps({k: v for k, v in results.items() if k != "library"}))
-    pool.close()
     exported = library.export_skill_md(workdir / "skills")
     print(f"library: {len(library)} skills exported to {workdir / 'skills'} ({len(exported)} files)")
     try:
@@ -177,6 +188,4 @@ def run(cfg, workdir=None):
                    "util/loss"])
     except Exception as e:  # plotting must never fail a finished run
         print(f"plot skipped: {e}")
-    engine.close()
-    library.close()
     return results

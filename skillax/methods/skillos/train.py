@@ -22,6 +22,7 @@ transcripts), ``skills/<name>/SKILL.md`` (the highest-reward repo of the last st
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import pathlib
 import shutil
@@ -267,6 +268,13 @@ def export_repo(state: dict, folder: pathlib.Path) -> int:
 
 
 def run(cfg, workdir=None):
+    """Train, evaluate and export (module docstring). The env pool's worker processes and
+    the checkpointer are closed also when a step raises."""
+    with contextlib.ExitStack() as cleanup:
+        return _run(cfg, workdir, cleanup)
+
+
+def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     workdir = pathlib.Path(workdir or "runs/skillos")
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "config.json").write_text(cfg.to_json_best_effort(indent=2))
@@ -277,7 +285,9 @@ def run(cfg, workdir=None):
         raise ValueError("tasks_per_group and min_group_tasks must be >= 2: r_task scores the tasks that "
                          "ran after the first curation")
     engine = PolicyEngine.create(cfg, workdir)
+    cleanup.callback(engine.close)
     pool = make_pool(cfg)
+    cleanup.callback(pool.close)
     # the executor's frozen weights are saved with the run: a resume reloads them instead of
     # re-running the (not bit-reproducible on GPU) play SFT
     resuming = engine.has_checkpoint() and engine.has_frozen("executor")
@@ -356,7 +366,6 @@ def run(cfg, workdir=None):
     if results:
         (workdir / "eval.json").write_text(json.dumps(results, indent=2))
         print("eval:", json.dumps(results))
-    pool.close()
     if best_state is not None:
         n = export_repo(best_state, workdir / "skills")
         print(f"curated repo (best rollout of the last step): {n} skills in {workdir / 'skills'}")
@@ -368,7 +377,6 @@ def run(cfg, workdir=None):
              keys=["r", "r_task", "r_fc", "r_comp", "repo_skills", "curate/loss"])
     except Exception as e:  # plotting must never fail a finished run
         print(f"plot skipped: {e}")
-    engine.close()
     return results
 
 

@@ -171,6 +171,8 @@ def main(argv=None):
     ap.add_argument("--devices", type=int, default=1, help="shard over the first N devices (1: no mesh)")
     ap.add_argument("--fuse", type=int, default=1, help="1: fused qkv / gate-up decode weights (default)")
     ap.add_argument("--profile", action="store_true", help="add a kernel summary of one call (GPU)")
+    ap.add_argument("--cache-attn", default="auto", choices=["auto", "pallas", "xla"],
+                    help="attention over the KV cache (Sampler(cache_attention=...))")
     ap.add_argument("--xla", default="", help="compiler options of the sampling program: k=v,k=v")
     args = ap.parse_args(argv)
     xla_opts = {}
@@ -189,7 +191,7 @@ def main(argv=None):
     max_len = P + N + max(0, args.turns - 1) * (args.obs_len + N + 64) + 64
     buckets = Buckets(prompt=tuple(sorted({P, *Buckets().prompt})), new_tokens=tuple(sorted({N, *Buckets().new_tokens})))
     sampler = Sampler(cfg, None, max_len=max_len, dtype=dtype, buckets=buckets, fuse_weights=bool(args.fuse),
-                      compiler_options=xla_opts)
+                      compiler_options=xla_opts, cache_attention=args.cache_attn)
     prompts_np = np.random.default_rng(0).integers(3, cfg.vocab_size, (B, P))
     prompts = prompts_np.tolist()
     sp = SamplingParams(temperature=1.0, max_new_tokens=N, eos_ids=[])
@@ -227,7 +229,8 @@ def main(argv=None):
                  seconds_per_call=round(ours_s, 4), compile_seconds=round(compile_s, 2),
                  ms_per_token_step=round(1000 * ours_s / N, 2), bytes_per_decode_step=int(step_bytes),
                  bandwidth=args.bandwidth, fp32_weight_copies_in_program=upcasts,
-                 fuse=bool(args.fuse), xla_flags=os.environ.get("XLA_FLAGS", ""), compiler_options=xla_opts,
+                 fuse=bool(args.fuse), cache_attention=sampler._cache_attn(params),
+                 xla_flags=os.environ.get("XLA_FLAGS", ""), compiler_options=xla_opts,
                  **({"kernel_profile": profile} if profile else {}), **common)]
     if args.turns > 1:
         mt = multiturn(sampler, params, prompts, SamplingParams(temperature=0, max_new_tokens=N, eos_ids=[]),

@@ -3,6 +3,9 @@
 # profile (benchmarks/kernel_profile.py) of one call.
 #   bash benchmarks/device/sampler.sh variants  -> $OUT/sampler_variants.tgz
 #   bash benchmarks/device/sampler.sh flags     -> $OUT/sampler_flags.tgz (cuBLAS instead of Triton GEMMs)
+#   bash benchmarks/device/sampler.sh pallas    -> $OUT/sampler_pallas.tgz (cache-attention kernel:
+#                                                GPU tests; sampler with it, 256 and 1024-token prompts)
+#   bash benchmarks/device/sampler.sh sweep     -> decode-attention tile sweep
 #   bash benchmarks/device/sampler.sh final8b64 / final  -> the shipped program beside
 #                                                transformers' eager and static-cache generate
 # variants: Qwen3-8B b64 / b1 and 0.6B b64, 256 -> 256 at T = 1: shipped (fused qkv and
@@ -31,6 +34,22 @@ elif [ "$part" = flags ]; then
   XLA_FLAGS=$CB run 8b64_nt_cb 100 $S --model qwen3-8b --batch 64 --reference none $NT
   XLA_FLAGS=$CB run 8b1_nt_cb 90 $S --model qwen3-8b --batch 1 --reference none $NT
   run 06b64_nt 60 $S --model qwen3-0.6b --batch 64 --reference none --profile $NT
+elif [ "$part" = pallas ]; then      # the Pallas decode-attention kernel (filled slots only)
+  python3 -m pytest -q -p no:cacheprovider tests/models/test_cache_attention.py \
+    tests/models/test_cache_and_sharding.py -k "not sharded" > $O/log/pytest.txt 2>&1
+  echo "pytest rc $?"
+  run 8b64_pallas 110 $S --model qwen3-8b --batch 64 --reference none --cache-attn pallas --profile
+  run 8b1_pallas 90 $S --model qwen3-8b --batch 1 --reference none --cache-attn pallas
+  run 06b64_pallas 60 $S --model qwen3-0.6b --batch 64 --reference none --cache-attn pallas
+  L="python3 benchmarks/sampling.py --new-tokens 256 --model qwen3-8b --batch 64 --reference none --repeats 2"
+  run 8b64_p1024_pallas 120 $L --prompt-len 1024 --cache-attn pallas
+  run 8b64_p1024_xla 120 $L --prompt-len 1024 --cache-attn xla
+  run 8b64_p2048_pallas 150 $L --prompt-len 2048 --cache-attn pallas   # xla: a 125 GiB allocation
+elif [ "$part" = sweep ]; then       # decode-step attention tiles (benchmarks/decode_attention.py)
+  A="python3 benchmarks/decode_attention.py --model qwen3-8b"
+  run att_8b64 300 $A --batch 64 --slots 512 --filled 384 --block-k 16,32,64 --warps 2,4 --stages 2,3,4 --splits 0,2 --iters 30
+  run att_8b64_long 120 $A --batch 64 --slots 4096 --filled 2304 --block-k 32,64 --warps 4 --stages 2,3,4
+  run att_8b8 60 $A --batch 8 --slots 2048 --filled 1500 --block-k 32,64 --warps 4 --stages 2,3
 elif [ "$part" = final8b64 ]; then   # the shipped program beside transformers
   run 8b64_ref 560 $S --model qwen3-8b --batch 64 --reference eager,static
 else                                 # static-cache (compiled) transformers only

@@ -125,13 +125,17 @@ def _record(x: StepInputs, st: _Loop, tok, lp, use_stop_strings: bool) -> _Loop:
 
 
 def run_program(params, cache: KVCache, x: StepInputs, *, cfg, n_new: int, dtype,
-                use_stop_strings: bool, mode: str = "auto", fuse: bool = False):
+                use_stop_strings: bool, mode: str = "auto", fuse: bool = False,
+                cache_attn: str = "xla", fresh: bool = False):
     """Prefill ``x.tokens`` into ``cache`` and decode up to ``n_new`` tokens per row.
 
     ``mode`` (static): "greedy", "sample" or "truncate" fixes the sampling branch at trace
     time (``skillax.engine.sampling.sampling_mode``); "auto" picks it on device from the
     traced knobs. ``fuse`` (static): decode with :func:`fuse_layers` weights (the sampler
-    passes True unless the params are tensor-sharded).
+    passes True unless the params are tensor-sharded). ``cache_attn`` (static): attention
+    of the prefill chunk and the decode steps over the cache, "xla" or "pallas"
+    (``transformer.forward``). ``fresh`` (static): the cache is new (no valid slot before the
+    chunk), so the prefill attends within the chunk (``transformer.forward(fresh=True)``).
 
     Returns (out, cache): out = dict(tokens (B, n_new) int32, logprobs (B, n_new) fp32,
     lengths (B,) int32, reason (B,) int32 codes, steps () int32 tokens sampled by the longest
@@ -153,7 +157,8 @@ def run_program(params, cache: KVCache, x: StepInputs, *, cfg, n_new: int, dtype
         keys = jax.vmap(lambda k: jax.random.fold_in(k, t))(row_keys)
         return sample_tokens(keys, logits, x.temperature, x.top_k, x.top_p, mode=mode)
 
-    hidden, cache = forward(params, cfg, x.tokens, x.positions, x.valid, cache, dtype=dtype)
+    hidden, cache = forward(params, cfg, x.tokens, x.positions, x.valid, cache, dtype=dtype,
+                            cache_attn=cache_attn, fresh=fresh)
     tail = stops.init_tail(B, x.tok_bytes.shape[1], x.stop_bytes.shape[1])
     st = _Loop(t=jnp.zeros((), jnp.int32), done=~x.active,
                reason=jnp.zeros((B,), jnp.int32), length=jnp.zeros((B,), jnp.int32), tail=tail,
@@ -169,7 +174,7 @@ def run_program(params, cache: KVCache, x: StepInputs, *, cfg, n_new: int, dtype
         tok = jax.lax.dynamic_index_in_dim(st.out_tok, st.t - 1, axis=1, keepdims=False)
         pos = x.next_pos + st.t - 1
         hidden, cache = forward(split, cfg, tok[:, None], pos[:, None], ~st.done[:, None],
-                                st.cache, dtype=dtype)
+                                st.cache, dtype=dtype, cache_attn=cache_attn)
         return st._replace(cache=cache, logits=_head_logits(params, cfg, hidden[:, 0], dtype))
 
     def sample_and_record(st: _Loop):
@@ -214,7 +219,8 @@ class Programs:
         self.cfg = cfg
         self.dtype = jnp.dtype(dtype)
         self.counts: collections.Counter = collections.Counter()
-        self.run = jax.jit(self._run, static_argnames=("n_new", "use_stop_strings", "mode", "fuse"),
+        self.run = jax.jit(self._run, static_argnames=("n_new", "use_stop_strings", "mode", "fuse",
+                                                       "cache_attn", "fresh"),
                            donate_argnames=("cache",), compiler_options=compiler_options or None)
         self._new_cache_fns: dict = {}
         self.grow = jax.jit(self._grow, static_argnames=("length",))  # new shape: no donation
@@ -229,10 +235,12 @@ class Programs:
                 functools.partial(self._new_cache, batch=batch, length=length), out_shardings=shard)
         return self._new_cache_fns[key]()
 
-    def _run(self, params, cache, x, *, n_new, use_stop_strings, mode="auto", fuse=False):
+    def _run(self, params, cache, x, *, n_new, use_stop_strings, mode="auto", fuse=False,
+             cache_attn="xla", fresh=False):
         self.counts["run"] += 1
         return run_program(params, cache, x, cfg=self.cfg, n_new=n_new, dtype=self.dtype,
-                           use_stop_strings=use_stop_strings, mode=mode, fuse=fuse)
+                           use_stop_strings=use_stop_strings, mode=mode, fuse=fuse,
+                           cache_attn=cache_attn, fresh=fresh)
 
     def _new_cache(self, *, batch, length):
         self.counts["new_cache"] += 1

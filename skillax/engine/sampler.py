@@ -125,12 +125,16 @@ class Sampler:
         tensor-sharded params.
       compiler_options: XLA options for the sampling program only (``jax.jit``'s
         ``compiler_options``), e.g. ``{"xla_gpu_enable_triton_gemm": False}``.
+      cache_attention: attention of prefill chunks and decode steps over the KV cache:
+        "pallas" (one flash kernel per layer over the slots in use only, no scores in memory;
+        ``skillax.models.cache_attention``), "xla" (masked softmax over every cache slot), or
+        "auto" (pallas on a GPU with unsharded params, else xla).
     """
 
     def __init__(self, cfg, tokenizer=None, max_len: int = 4096, dtype=jnp.bfloat16,
                  buckets: Buckets | None = None, *, max_ids: int = 8, max_stop_strings: int = 8,
                  max_stop_bytes: int = 32, fuse_weights: bool = True,
-                 compiler_options: dict | None = None):
+                 compiler_options: dict | None = None, cache_attention: str = "auto"):
         if max_len <= 1:
             raise ValueError(f"max_len must be > 1, got {max_len}")
         self.cfg = cfg
@@ -142,6 +146,9 @@ class Sampler:
         self.max_stop_strings = max_stop_strings
         self.max_stop_bytes = max_stop_bytes
         self.fuse_weights = bool(fuse_weights)
+        if cache_attention not in ("auto", "pallas", "xla"):
+            raise ValueError(f"cache_attention must be 'auto', 'pallas' or 'xla', got {cache_attention!r}")
+        self.cache_attention = cache_attention
         self.programs = Programs(cfg, self.dtype, compiler_options)
         self.default_eos = default_eos_ids(cfg, tokenizer)
         self._byte_table = None  # device (tok_bytes, tok_lens), built on first stop-string use
@@ -186,7 +193,9 @@ class Sampler:
         x, _, _ = self._pack(state, chunks, sp, consts, T, 0, 0, 0)
         return self.programs.run.lower(params, state.cache, x, n_new=n_new,
                                        use_stop_strings=consts["use_strings"],
-                                       mode=sampling_mode(sp), fuse=self._fuse(params))
+                                       mode=sampling_mode(sp), fuse=self._fuse(params),
+                                       cache_attn=self._cache_attn(params),
+                                       fresh=self._fresh_prefill(0))
 
     def _fresh(self, prompts, sp: SamplingParams, seed, step, reserve, allocate: bool = True,
                params=None):
@@ -317,6 +326,21 @@ class Sampler:
         mesh = params_mesh(params)
         return mesh is None or dict(mesh.shape).get("tensor", 1) == 1
 
+    def _cache_attn(self, params) -> str:
+        """"pallas" or "xla" for this call (``cache_attention``; "auto": the Pallas kernel on
+        a GPU when the params are not sharded over several devices -- the kernel is not
+        partitioned -- else XLA)."""
+        if self.cache_attention != "auto":
+            return self.cache_attention
+        return "pallas" if jax.default_backend() == "gpu" and params_mesh(params) is None else "xla"
+
+    @staticmethod
+    def _fresh_prefill(turn: int) -> bool:
+        """``forward(fresh=True)`` for a call's prefill: on a new cache (turn 0), where the
+        prefill scans over layers (off CPU; ``forward``'s ``cache_loop="auto"``). On CPU the
+        flag would change nothing but split the compiled programs, so it stays False."""
+        return turn == 0 and jax.default_backend() != "cpu"
+
     def _check_ids(self, ids, what: str) -> list[int]:
         try:
             ids = [int(t) for t in ids]
@@ -393,7 +417,9 @@ class Sampler:
         t0 = time.perf_counter()
         dev, cache = self.programs.run(params, state.cache, x, n_new=n_new,
                                        use_stop_strings=consts["use_strings"],
-                                       mode=sampling_mode(sp), fuse=self._fuse(params))
+                                       mode=sampling_mode(sp), fuse=self._fuse(params),
+                                       cache_attn=self._cache_attn(params),
+                                       fresh=self._fresh_prefill(turn))
         dev = jax.device_get(dev)
         seconds = time.perf_counter() - t0
         N, M = state.rows, sp.max_new_tokens

@@ -24,6 +24,7 @@ import jax
 import jax.numpy as jnp
 
 from skillax.models.config import ModelConfig
+from skillax.models.cache_attention import cache_attention, pallas_attention_ok
 from skillax.models.kv_cache import KVCache
 from skillax.sharding import constrain, mesh_axis_size
 
@@ -125,7 +126,9 @@ def attention(q, k, v, mask, dtype):
 
 
 def _layer(cfg: ModelConfig, dtype, attn_impl, x, lp, sin, cos, mask, kv=None, index=None):
-    """One decoder layer. x (B, T, D) fp32 residual. kv: this layer's cache (k, v) or None."""
+    """One decoder layer. x (B, T, D) fp32 residual. kv: this layer's cache (k, v) or None.
+    mask: (B, T, S) bool, or with ``attn_impl == "pallas"`` the (B, S) fp32 slot bias of
+    :func:`skillax.models.cache_attention.cache_attention`."""
     B, T, _ = x.shape
     H, KV, Dh = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
     x = constrain(x, ("batch", None, None))          # no-ops without a mesh (sharding.constrain)
@@ -154,7 +157,9 @@ def _layer(cfg: ModelConfig, dtype, attn_impl, x, lp, sin, cos, mask, kv=None, i
         ck = jax.lax.dynamic_update_slice(ck, k.astype(ck.dtype), (0, index, 0, 0))
         cv = jax.lax.dynamic_update_slice(cv, v.astype(cv.dtype), (0, index, 0, 0))
         k_all, v_all, new_kv = ck, cv, (ck, cv)
-    if attn_impl == "xla" or kv is not None:
+    if attn_impl == "pallas":
+        a = cache_attention(q, k_all, v_all, mask, index)
+    elif attn_impl == "xla" or kv is not None:
         a = attention(q, k_all, v_all, mask, dtype)
     else:
         # Fused (cuDNN flash) causal attention for the cache-free path. Exact for valid
@@ -215,8 +220,8 @@ def stack_layers(layers):
 
 def forward(params: dict, cfg: ModelConfig, tokens: jax.Array, positions: jax.Array,
             valid: jax.Array, cache: KVCache | None = None, *, dtype=None,
-            remat: bool = False, attn_impl: str = "auto", cache_loop: str = "auto"
-            ) -> tuple[jax.Array, KVCache | None]:
+            remat: bool = False, attn_impl: str = "auto", cache_loop: str = "auto",
+            cache_attn: str = "xla", fresh: bool = False) -> tuple[jax.Array, KVCache | None]:
     """Run the decoder.
 
     Args:
@@ -243,6 +248,14 @@ def forward(params: dict, cfg: ModelConfig, tokens: jax.Array, positions: jax.Ar
         program -- scanned prefill, unrolled decode -- is not yet timed on the GPU),
         "auto" (unroll for T == 1 or on CPU, where XLA upcasts scanned bf16 weight stacks,
         else scan).
+      cache_attn: attention of a chunk over the cache: "xla" (masked softmax over all S
+        slots, scores in memory) or "pallas" (``skillax.models.cache_attention``: one flash
+        kernel per layer over the slots the chunk can see; Pallas interpret mode off GPU;
+        shapes it does not handle fall back to "xla"). Ignored without a cache.
+      fresh: the cache holds no valid slot before this chunk (a new cache: the caller
+        guarantees it; ``Sampler.generate``). With ``cache_loop="scan"`` the layers then attend
+        within the chunk only and no stacked copy of the cache is made (the copy is 2x the
+        cache's memory: Qwen3-8B, 64 rows x 2048-token prompts ran out of memory on it).
     Returns:
       hidden: (B, T, D) after the final norm, in the compute dtype.
       cache: the updated cache (index advanced by T) or None.
@@ -277,6 +290,12 @@ def forward(params: dict, cfg: ModelConfig, tokens: jax.Array, positions: jax.Ar
         attn_impl = "cudnn" if (cache is None and jax.default_backend() == "gpu") else "xla"
     if attn_impl not in ("xla", "cudnn"):
         raise ValueError(f"attn_impl must be 'xla' or 'cudnn', got {attn_impl!r}")
+    if cache_attn not in ("xla", "pallas"):
+        raise ValueError(f"cache_attn must be 'xla' or 'pallas', got {cache_attn!r}")
+    if (cache_attn == "pallas" and cache is not None and cfg.num_heads % cfg.num_kv_heads == 0
+            and pallas_attention_ok(T, cache.max_len, cfg.head_dim, cfg.num_heads // cfg.num_kv_heads)):
+        attn_impl = "pallas"
+        mask = jnp.where(slot_valid, 0.0, _NEG).astype(jnp.float32)  # (B, S); causal in-kernel
     layer_fn = functools.partial(_layer, cfg, dtype, attn_impl)
     if remat:
         layer_fn = jax.checkpoint(layer_fn, prevent_cse=False)
@@ -298,6 +317,11 @@ def forward(params: dict, cfg: ModelConfig, tokens: jax.Array, positions: jax.Ar
             ks, vs = list(cache.k), list(cache.v)
             for i, lp in enumerate(split_layers(params["layers"])):
                 x, (ks[i], vs[i]) = layer_fn(x, lp, sin, cos, mask, (ks[i], vs[i]), index)
+        elif cache_loop == "scan" and fresh:
+            x, (kc, vc) = _fresh_chunk_scan(cfg, dtype, cache_attn, remat, params["layers"], x,
+                                            sin, cos, valid, cache.k[0].dtype)
+            ks = [jax.lax.dynamic_update_slice(cache.k[i], kc[i], (0, index, 0, 0)) for i in range(n_layers)]
+            vs = [jax.lax.dynamic_update_slice(cache.v[i], vc[i], (0, index, 0, 0)) for i in range(n_layers)]
         elif cache_loop == "scan":
             # the stacked cache is read-only input; only the chunk's (L, B, T, KV, Dh) keys and
             # values come out and are written into the per-layer buffers in place (peak ~2x
@@ -317,6 +341,28 @@ def forward(params: dict, cfg: ModelConfig, tokens: jax.Array, positions: jax.Ar
 
     hidden = rms_norm(x, params["final_norm"], cfg.rms_norm_eps).astype(dtype)
     return hidden, new_cache
+
+
+def _fresh_chunk_scan(cfg, dtype, cache_attn, remat, layers, x, sin, cos, valid, cache_dtype):
+    """Layers under ``lax.scan`` for a chunk that is the whole context (``forward(fresh=True)``):
+    each layer's "cache" is the chunk's own T slots, so attention sees exactly what the full
+    cache would show (every earlier slot is invalid). Returns (x, (kc, vc)) with kc, vc
+    (L, B, T, KV, Dh) the chunk's keys and values, for the caller to write into its cache."""
+    B, T = valid.shape
+    KV, Dh = cfg.num_kv_heads, cfg.head_dim
+    if cache_attn == "pallas" and pallas_attention_ok(T, T, Dh, cfg.num_heads // KV):
+        impl, mask = "pallas", jnp.where(valid, 0.0, _NEG).astype(jnp.float32)
+    else:
+        impl, mask = "xla", jnp.tril(jnp.ones((T, T), bool))[None] & valid[:, None, :]
+    layer_fn = functools.partial(_layer, cfg, dtype, impl)
+    if remat:
+        layer_fn = jax.checkpoint(layer_fn, prevent_cse=False)
+    empty = jnp.zeros((B, T, KV, Dh), cache_dtype)
+
+    def body(x, lp):
+        return layer_fn(x, lp, sin, cos, mask, (empty, empty), jnp.zeros((), jnp.int32))
+
+    return jax.lax.scan(body, x, stack_layers(layers))
 
 
 def lm_head_weight(params: dict, cfg: ModelConfig) -> jax.Array:

@@ -93,3 +93,28 @@ def test_host_stop_cut_then_continue(qwen3, sampler, tokenizer):
     out2, _ = sampler.continue_(state, OBS, params, greedy)
     ref2 = sampler.generate(params, [h + o for h, o in zip(hist, OBS)], greedy)
     _assert_same(out2, ref2, range(4), range(4))
+
+
+def test_pallas_cache_attention_samples_like_xla(qwen3, tokenizer, engine_buckets, sampler):
+    """The Pallas decode-attention kernel (interpret mode here) samples the same tokens with
+    the same logprobs as the masked XLA attention, over a fresh call and a continuation
+    (left-padded observation chunks and an EOS-stopped row leave holes in the slots)."""
+    import jax.numpy as jnp
+
+    from skillax.engine import Sampler
+
+    _, params, cfg = qwen3
+    pallas = Sampler(cfg, tokenizer, max_len=256, dtype=jnp.float32, buckets=engine_buckets,
+                     cache_attention="pallas")
+    assert sampler._cache_attn(params) == "xla"   # "auto" on CPU
+    first = sampler.generate(params, PROMPTS, SamplingParams(temperature=0, max_new_tokens=6, eos_ids=[]))
+    sp = SamplingParams(temperature=0.7, max_new_tokens=6, eos_ids=[int(first.tokens[1, 2])])
+    outs = {}
+    for name, s in (("xla", sampler), ("pallas", pallas)):
+        out1, state = s.generate(params, PROMPTS, sp, seed=4, return_state=True)
+        out2, _ = s.continue_(state, OBS, params, sp)
+        outs[name] = (out1, out2)
+    for a, b in zip(outs["pallas"], outs["xla"]):
+        _assert_same(a, b, range(4), range(4))
+    with pytest.raises(ValueError, match="cache_attention"):
+        Sampler(cfg, max_len=256, cache_attention="triton")

@@ -15,17 +15,23 @@ CFG = ModelConfig(vocab_size=256, hidden_size=64, intermediate_size=128, num_lay
                   num_kv_heads=2, head_dim=16, rope_theta=10000.0, qk_norm=True)
 
 
-def _logits(p, cfg, tokens, positions, valid, cache=None, cache_loop="auto"):
-    h, cache = transformer.forward(p, cfg, tokens, positions, valid, cache, cache_loop=cache_loop)
+def _logits(p, cfg, tokens, positions, valid, cache=None, cache_loop="auto", **kw):
+    h, cache = transformer.forward(p, cfg, tokens, positions, valid, cache, cache_loop=cache_loop, **kw)
     return np.asarray(transformer.logits(p, cfg, h)), cache
 
 
-@pytest.mark.parametrize("cache_loop", ["unroll", "scan"])
-def test_cached_prefill_then_decode_matches_full_forward(cache_loop):
+@pytest.mark.parametrize("cache_loop,fresh,cache_attn,T,S", [
+    ("unroll", False, "xla", 7, 16), ("scan", False, "xla", 7, 16), ("scan", True, "xla", 7, 16),
+    # a 32-token prompt in 64 slots: the Pallas kernel runs the prefill chunk and the decode steps
+    ("scan", False, "pallas", 32, 64), ("scan", True, "pallas", 32, 64)])
+def test_cached_prefill_then_decode_matches_full_forward(cache_loop, fresh, cache_attn, T, S):
+    """Left-padded prompt prefilled into the cache, then 3 decode steps, equal the cache-free
+    forward over the whole sequence; ``fresh=True`` (attend within the chunk, no stacked cache
+    copy) gives the same as attending over the (empty) cache."""
     p = params_lib.init_params(CFG, jax.random.key(0))
     rng = np.random.default_rng(0)
-    lengths = [5, 2, 7]
-    B, T = len(lengths), 7
+    lengths = [5, 2, T]
+    B = len(lengths)
     # left-padded prompt + 3 more tokens appended one at a time
     prompt = np.zeros((B, T), np.int32)
     pvalid = np.zeros((B, T), bool)
@@ -38,12 +44,13 @@ def test_cached_prefill_then_decode_matches_full_forward(cache_loop):
     full_pos = np.maximum(np.cumsum(full_valid, 1) - 1, 0).astype(np.int32)
     ref, _ = _logits(p, CFG, full_tok, full_pos, full_valid)
 
-    cache = init_cache(CFG, B, 16, jnp.float32)
-    got, cache = _logits(p, CFG, prompt, full_pos[:, :T], pvalid, cache, cache_loop)
+    cache = init_cache(CFG, B, S, jnp.float32)
+    got, cache = _logits(p, CFG, prompt, full_pos[:, :T], pvalid, cache, cache_loop, fresh=fresh,
+                         cache_attn=cache_attn)
     outs = [got]
     for i in range(3):
         step, cache = _logits(p, CFG, extra[:, i:i + 1], full_pos[:, T + i:T + i + 1],
-                              np.ones((B, 1), bool), cache, cache_loop)
+                              np.ones((B, 1), bool), cache, cache_loop, cache_attn=cache_attn)
         outs.append(step)
     got = np.concatenate(outs, 1)
     np.testing.assert_allclose(got[full_valid], ref[full_valid], atol=2e-5)
@@ -75,6 +82,10 @@ def test_sharded_forward_equals_unsharded(mesh_shape):
     fwd = jax.jit(lambda p, t, q, v: transformer.logits(p, CFG, transformer.forward(p, CFG, t, q, v)[0]))
     got = np.asarray(fwd(sh_p, *args))
     np.testing.assert_allclose(got, ref, atol=2e-5)
+    # the sampler's GPU prefill: layers scanned, a fresh cache, attention within the chunk
+    cached = jax.jit(lambda p, t, q, v: transformer.logits(p, CFG, transformer.forward(
+        p, CFG, t, q, v, init_cache(CFG, 8, 16, jnp.float32), cache_loop="scan", fresh=True)[0]))
+    np.testing.assert_allclose(np.asarray(cached(sh_p, *args))[valid], ref[valid], atol=2e-5)
 
 
 def test_make_mesh_errors():

@@ -5,6 +5,7 @@
 #   bash benchmarks/device/sampler.sh flags     -> $OUT/sampler_flags.tgz (cuBLAS instead of Triton GEMMs)
 #   bash benchmarks/device/sampler.sh pallas    -> $OUT/sampler_pallas.tgz (cache-attention kernel:
 #                                                GPU tests; sampler with it, 256 and 1024-token prompts)
+#   bash benchmarks/device/sampler.sh update    -> GPU tests + 8B b64 / b1, 0.6B b64 (shipped defaults)
 #   bash benchmarks/device/sampler.sh sweep     -> decode-attention tile sweep
 #   bash benchmarks/device/sampler.sh final8b64 / final  -> the shipped program beside
 #                                                transformers' eager and static-cache generate
@@ -45,6 +46,12 @@ elif [ "$part" = pallas ]; then      # the Pallas decode-attention kernel (fille
   run 8b64_p1024_pallas 120 $L --prompt-len 1024 --cache-attn pallas
   run 8b64_p1024_xla 120 $L --prompt-len 1024 --cache-attn xla
   run 8b64_p2048_pallas 150 $L --prompt-len 2048 --cache-attn pallas   # xla: a 125 GiB allocation
+elif [ "$part" = update ]; then      # GPU kernel tests + the three issue shapes, shipped defaults
+  python3 -m pytest -q -p no:cacheprovider tests/models/test_cache_attention.py > $O/log/pytest.txt 2>&1
+  echo "pytest rc $?"
+  run 8b64 110 $S --model qwen3-8b --batch 64 --reference none --profile
+  run 8b1 90 $S --model qwen3-8b --batch 1 --reference none
+  run 06b64 60 $S --model qwen3-0.6b --batch 64 --reference none
 elif [ "$part" = sweep ]; then       # decode-step attention tiles (benchmarks/decode_attention.py)
   A="python3 benchmarks/decode_attention.py --model qwen3-8b"
   run att_8b64 300 $A --batch 64 --slots 512 --filled 384 --block-k 16,32,64 --warps 2,4 --stages 2,3,4 --splits 0,2 --iters 30

@@ -330,6 +330,9 @@ class Sampler:
         """"pallas" or "xla" for this call (``cache_attention``; "auto": the Pallas kernel on
         a GPU when the params are not sharded over several devices -- the kernel is not
         partitioned -- else XLA)."""
+        if self.cache_attention == "pallas" and params_mesh(params) is not None:
+            raise ValueError("cache_attention='pallas' needs params on one device (the kernel "
+                             "is not partitioned); use 'auto' or 'xla' with sharded params")
         if self.cache_attention != "auto":
             return self.cache_attention
         return "pallas" if jax.default_backend() == "gpu" and params_mesh(params) is None else "xla"
@@ -338,7 +341,9 @@ class Sampler:
     def _fresh_prefill(turn: int) -> bool:
         """``forward(fresh=True)`` for a call's prefill: on a new cache (turn 0), where the
         prefill scans over layers (off CPU; ``forward``'s ``cache_loop="auto"``). On CPU the
-        flag would change nothing but split the compiled programs, so it stays False."""
+        flag would change nothing but split the compiled programs, so it stays False. Cost on
+        GPU: a ``continue_`` chunk with exactly a fresh call's shapes compiles its own program
+        (continuation chunks are usually shorter, so they rarely shared one)."""
         return turn == 0 and jax.default_backend() != "cpu"
 
     def _check_ids(self, ids, what: str) -> list[int]:

@@ -115,10 +115,14 @@ def pallas_attention_ok(chunk: int, slots: int, head_dim: int, heads_per_kv: int
                         block_k: int = 32) -> bool:
     """Whether :func:`cache_attention` handles this shape (else use the masked XLA path):
     ``slots`` a multiple of ``block_k``, power-of-two ``head_dim`` >= 16 and G = H / KV, and
-    a chunk of one token or of at least 16 / G tokens."""
+    a chunk of one token or one whose T * G query rows fill whole tiles (:func:`_query_rows`)."""
     pow2 = lambda x: x > 0 and x & (x - 1) == 0  # noqa: E731
-    return (slots % block_k == 0 and head_dim >= 16 and pow2(head_dim) and pow2(heads_per_kv)
-            and heads_per_kv <= _MAX_ROWS and (chunk == 1 or chunk * heads_per_kv >= _MIN_ROWS))
+    if not (slots % block_k == 0 and head_dim >= 16 and pow2(head_dim) and pow2(heads_per_kv)
+            and heads_per_kv <= _MAX_ROWS):
+        return False
+    # a chunk's T * G rows must split into whole tiles (T = 24 with G = 1 would need a
+    # 16-row tile and a partial one)
+    return chunk == 1 or (chunk * heads_per_kv) % _query_rows(chunk, heads_per_kv) == 0
 
 
 def cache_attention(q: jax.Array, k: jax.Array, v: jax.Array, bias: jax.Array,

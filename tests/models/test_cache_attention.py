@@ -84,6 +84,9 @@ def test_tiles_and_unsupported_shapes():
     assert not pallas_attention_ok(1, 128, 24, 4)          # head_dim not a power of two
     assert not pallas_attention_ok(1, 128, 32, 5)          # G not a power of two
     assert not pallas_attention_ok(2, 128, 32, 4)          # 8 query rows: below one tile
+    assert not pallas_attention_ok(24, 128, 32, 1)         # 24 rows: a 16-row tile + a partial one
+    assert not pallas_attention_ok(12, 128, 32, 2) and not pallas_attention_ok(5, 128, 32, 4)
+    assert pallas_attention_ok(24, 128, 32, 4) and pallas_attention_ok(48, 128, 32, 1)
     q, k, v, valid, index = _case(S=100, index=90)
     with pytest.raises(ValueError, match="unsupported shape"):
         cache_attention(q, k, v, jnp.zeros((3, 100)), jnp.int32(index))

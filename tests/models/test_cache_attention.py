@@ -110,15 +110,17 @@ def test_forward_with_cache_pallas_equals_xla():
         (np.array([[13], [42]]), np.array([[True], [True]])),
         (r.integers(0, 256, (2, 16)), np.array([[False] * 6 + [True] * 10, [True] * 16])),
     ]
+    step = jax.jit(lambda p, t, q, v, c, cache_attn: forward(p, cfg, t, q, v, c, cache_attn=cache_attn),
+                   static_argnames=("cache_attn",))
     pos = np.zeros(2, np.int64)
     for tokens, valid in chunks:
         p = pos[:, None] + np.cumsum(valid, axis=1) - 1
         pos = pos + valid.sum(axis=1)
         hs = {}
         for impl in ("xla", "pallas"):
-            hs[impl], caches[impl] = forward(params, cfg, jnp.asarray(tokens, jnp.int32),
-                                             jnp.asarray(np.maximum(p, 0), jnp.int32),
-                                             jnp.asarray(valid), caches[impl], cache_attn=impl)
+            hs[impl], caches[impl] = step(params, jnp.asarray(tokens, jnp.int32),
+                                          jnp.asarray(np.maximum(p, 0), jnp.int32),
+                                          jnp.asarray(valid), caches[impl], cache_attn=impl)
         np.testing.assert_allclose(np.asarray(hs["pallas"])[valid], np.asarray(hs["xla"])[valid],
                                    atol=1e-5, rtol=0)
     with pytest.raises(ValueError, match="cache_attn"):

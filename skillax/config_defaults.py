@@ -18,6 +18,11 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
     share_prefill: the sampler prefills each distinct prompt of a call once (G samples share
       its K/V; exact, ``engine.sampler.Sampler``); false = one prefill per row.
     cache_attention: "auto" (Pallas kernel on one GPU, XLA elsewhere) | "pallas" | "xla".
+    sampler_memory_gb: device memory (GiB) one sampler call may take beyond the weights: its KV
+      cache + working set as ``engine.sampler.Sampler.call_bytes`` predicts them. A call
+      predicted above it runs as several calls over row chunks (same tokens and logprobs:
+      rows keep their keys), so processes sharing a GPU make more calls instead of running
+      out of memory. 0 = off (one call, however large; the default).
     """
     c = ml_collections.ConfigDict()
     c.path = path
@@ -26,6 +31,7 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
     c.max_len = 2048
     c.share_prefill = True
     c.cache_attention = "auto"
+    c.sampler_memory_gb = 0.0
     return c
 
 

@@ -117,9 +117,12 @@ class PolicyEngine:
         self.ref_params = None  # frozen initial weights, created on first use (KL objectives)
         self._resumed = False   # restore() found a checkpoint
         self._refresh_sampler_params()
+        # model.sampler_memory_gb: a call predicted above it runs as several row chunks (same
+        # samples) instead of asking the device for more (issue 17 item 3; 0 = off)
         self.sampler = Sampler(model_cfg, tokenizer, max_len=int(cfg.model.max_len), dtype=self.compute_dtype,
                                buckets=Buckets(), share_prefill=bool(cfg.model.get("share_prefill", True)),
-                               cache_attention=str(cfg.model.get("cache_attention", "auto")))
+                               cache_attention=str(cfg.model.get("cache_attention", "auto")),
+                               memory_budget=int(float(cfg.model.get("sampler_memory_gb", 0.0)) * 2**30))
         self.checkpointer = Checkpointer(self.workdir / "checkpoints", max_to_keep=int(cfg.get("keep_checkpoints", 2)))
         self._train_steps: dict[Any, Any] = {}
         self._calls = CallCounter()  # shared by every policy_sampler (checkpointed)

@@ -22,10 +22,11 @@ on valid_unseen (paper at 7B: 97.5 vs 80.9; the goal for this 135M policy is >= 
 with the paired 95 % interval above 0).
 
 Settings and sources (paper = Skill1 paper; released = its launch script; ours = budget):
-  policy SmolLM2-135M-Instruct bf16 (ours: the protocol's policy); lr 5e-6 constant (ours: the
-  GPU config's rate for a 135M model; paper 1e-6 at 7B); 8 tasks x group 4 = 32 episodes per
-  step (ours; paper 16 x 8); env.max_steps 30 train and eval (protocol; paper 50); K = 5,
-  threshold 0.4, alpha 0.05, lambda1 = lambda2 = 0.3, history 2 (paper); n(s) = selections,
+  policy SmolLM2-135M-Instruct bf16 (ours: the protocol's policy); lr 1e-5 constant
+  (campaign 2, below; campaign 1 and the GPU config 5e-6; paper 1e-6 at 7B);
+  8 tasks x group 4 = 32 episodes per step (ours; paper 16 x 8); env.max_steps 30 train
+  and eval (protocol; paper 50); K = 5, threshold 0.4, alpha 0.05, lambda1 = lambda2 = 0.3,
+  history 2 (paper); n(s) = selections,
   R_distill = 0 on a parse failure (issue 19 defaults); rollout temperature 1.0 (paper) --
   configs/skill1_alfworld_gpu.py kept the paper's 1.0 and its GPU run showed the SFT'd
   SmolLM2 at 1.0 emitting a valid <think>/<action> on every step (invalid-action rate 0.000)
@@ -41,6 +42,11 @@ Settings and sources (paper = Skill1 paper; released = its launch script; ours =
   32 x 2048 in 51 s, so this is ~30-40 s). RL: constant lr, checkpoint every 10 steps,
   max_train_minutes 20 (and the campaign's deadline file); eval.batch_size 140 episodes per
   lock-step chunk, env.workers 4 per arm (three Skill1 arms and four others share 16 cores).
+  RL step size (issue 18 lever, campaign 2): campaign 1 (lr 5e-6, one update per step) left the
+  policy where SFT put it -- PPO clip fraction ~0.000 on every step, training success flat
+  (first half 0.304, second half 0.302) -- so campaign 2 uses lr 1e-5 and rl.mini_batches = 4 (k
+  updates per rollout batch, two whole groups per mini-batch; later updates off-policy under the
+  PPO clip): ~8x campaign 1's movement per step.
 """
 
 from skillax import config_defaults
@@ -65,7 +71,8 @@ def get_config():
     c.rollout.action_tokens = 128
     c.rollout.distil_tokens = 320
     c.rollout.distil_prompt_chars = 3000
-    c.train.lr = 5e-6
+    c.train.lr = 1e-5             # campaign 2 lever (docstring); campaign 1: 5e-6
+    c.rl.mini_batches = 4
     c.train.total_steps = 1000
     c.train.micro_batch = 32
     c.sft.steps = 150

@@ -68,8 +68,9 @@ Hyper-parameters (source):
   X and its destination as Y): instance-level rules name the held-out game's object for only
   30/134 valid_unseen and 33/140 valid_seen games (object and destination: 15 and 16).
 * RL (paper): G = 8, T = 1.0, entropy 0.001, KL off, eps 0.2, carry = best verified edit
-  (ours, DESIGN.md), 4 lanes (paper batch 8; GPU config), constant lr 5e-6 (paper 5e-7 for an
-  8B editor; x10 for the 135M, as the GPU config), editor responses <= 384 tokens (GPU config),
+  (ours, DESIGN.md), 4 lanes (paper batch 8; GPU config), constant lr 1e-5
+  (campaign 2, below; campaign 1 5e-6 = the paper's 5e-7 for an 8B editor x10, as the GPU
+  config), editor responses <= 384 tokens (GPU config),
   ``max_train_minutes = 20`` (protocol), ``steps = 400`` only a ceiling.
 * games: 30 steps (protocol; ALFWorld's 50), worker actions <= 64 tokens, 4 env processes
   (protocol: the 16 cores are shared by every arm).
@@ -83,6 +84,11 @@ episodes (274 games x 3 conditions) in 6 chunks of 30 turns, ~4-6 s per turn of 
 (env-bound on 4 processes) -> ~12-18 min. rl arm: waits for the warm start, RL 20 min (a step
 plays up to 4 x 9 x 3 = 108 anchored games, ~60-90 s -> ~15-20 steps), 274 evaluation
 episodes ~4-6 min.
+  RL step size (issue 18 lever, campaign 2): campaign 1 (lr 5e-6, one update per step) left the
+  policy where SFT put it -- PPO clip fraction ~0.000 on every step, reward flat or falling
+  (first half 0.13, second half 0.08) -- so campaign 2 uses lr 1e-5 and rl.mini_batches = 4 (k
+  updates per rollout batch, one lane's group of 8 edits per mini-batch; later updates off-
+  policy under the PPO clip): ~8x campaign 1's movement per step.
 """
 
 from skillax.methods.skill_alpha.config import skill_alpha
@@ -125,7 +131,8 @@ def get_config():
     c.sft.max_len = 4096
     c.sft.rule_level = "type"
     c.sft.noop_examples = False
-    c.train.lr = 5e-6
+    c.train.lr = 1e-5             # campaign 2 lever (docstring); campaign 1: 5e-6
+    c.rl.mini_batches = 4
     c.train.schedule = "constant"
     c.train.total_steps = 400
     c.train.micro_batch = 8

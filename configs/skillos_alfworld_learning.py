@@ -35,7 +35,7 @@ configs/skillos_alfworld_gpu.py; ours = decided here, reason given):
   (~1-3 s each, 36 per step) dominate the step, so more groups per step cost almost
   linearly more time and buy no GPU efficiency; 4 rollouts keep a mean baseline per group.
 - GRPO with the paper's mean-only advantage, PPO clip 0.2 / 0.28, entropy 0.001, curator
-  temperature 1.0 (paper); lr 5e-6 constant (gpu: paper 1e-6 is for 8B); one update per step.
+  temperature 1.0 (paper); lr 1e-5 constant, 3 mini-batches (campaign 2, below; paper 1e-6 at 8B).
 - Rewards: λ_f 1.0, λ_c 0.05 (paper); **w/o r_cnt** (``reward.cnt = 0``): no content judge --
   a 135M judge's 1-10 scores would be noise; labelled "w/o r_cnt" in metrics.jsonl and
   eval.json. r_fc of a silent rollout = 1.0 (``reward.fc_no_calls``, ours; issue 19.5).
@@ -84,6 +84,11 @@ Small CPU check of both arms (tiny sizes, 2 eval groups; `E=` the overrides):
       --config.eval.handwritten_dir=benchmarks/learning/handwritten_skills
     python -m skillax.main --config configs/skillos_alfworld_learning.py --workdir /tmp/so_rl $E \
       --config.steps=1 --config.warmstart.load_dir=/tmp/so_ws --config.warmstart.wait_s=60
+  RL step size (issue 18 lever, campaign 2): campaign 1 (lr 5e-6, one update per step) left the
+  policy where SFT put it -- PPO clip fraction ~0.000 on every step, r_task 0.30 -> 0.34 over 19
+  steps, within step-to-step noise) -- so campaign 2 uses lr 1e-5 and rl.mini_batches = 3 (k
+  updates per rollout batch, one group of 4 curator rollouts per mini-batch; later updates off-
+  policy under the PPO clip): ~6x campaign 1's movement per step.
 """
 
 from skillax.methods.skillos.config import skillos
@@ -109,7 +114,8 @@ def get_config():
     c.rollout.evidence_chars = 2000
     c.rollout.max_skill_chars = 800
     c.reward.cnt = 0.0             # w/o r_cnt (docstring)
-    c.train.lr = 5e-6
+    c.train.lr = 1e-5             # campaign 2 lever (docstring); campaign 1: 5e-6
+    c.rl.mini_batches = 3
     c.train.schedule = "constant"
     c.train.total_steps = 1000
     c.train.micro_batch = 12       # 36 curator rows per step -> 3 micro-batches

@@ -23,6 +23,8 @@
 # snapshot, summarize) before a lease is spent on it.
 if [ "${DRY:-0}" = 1 ]; then
   export PATH=$PWD/.venv/bin:$PATH OUT=${OUT:-/tmp/L_out} HF_HUB_OFFLINE=1 JAX_PLATFORMS=cpu; mkdir -p $OUT
+  # the arms run from a snapshot under $L/src, where <repo>/../shared does not resolve
+  export SKILLAX_ALFWORLD_DATA=${SKILLAX_ALFWORLD_DATA:-$(cd .. && pwd)/shared/data/alfworld}
 else
   source benchmarks/device/kit.sh
 fi
@@ -30,15 +32,22 @@ export OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 TOKENIZERS_PARALLELISM=false PYTHONUN
 L=${L:-/tmp/L}
 mkdir -p $L/runs $L/logs $L/ws
 part=$1
-EVAL_RESERVE=${EVAL_RESERVE:-330}   # s kept after the RL deadline for evaluation + export
+EVAL_RESERVE=${EVAL_RESERVE:-420}   # s kept after the RL deadline for evaluation + export
 COLLECT_MARGIN=${COLLECT_MARGIN:-75} # s kept after that for the last snapshot and the transfer
 HW=benchmarks/learning/handwritten_skills
 
+# Device memory: each arm has its own share of the GPU (XLA_PYTHON_CLIENT_MEM_FRACTION, preallocated,
+# so seven processes cannot starve one another as on 2026-12-01, when five died of OOM), and its
+# sampler splits any call predicted over model.sampler_memory_gb into row chunks (same samples;
+# engine.sampler.Sampler.call_bytes, benchmarks/sampler_memory.py). Fractions of the H200's 139 GiB:
+declare -A MEM=([skill1_sft]=0.09 [skill1_grpo]=0.15 [skill1_full]=0.16 [skillos_sft]=0.11
+                [skillos_rl]=0.12 [alpha_sft]=0.12 [alpha_rl]=0.13)   # + gpu_check 0.03: 0.91
+SAMPLER_GB=${SAMPLER_GB:-5}
 # name | config | overrides (the deadline file and max_train_minutes are added to the RL arms)
 ARMS=(
-  "skill1_sft|configs/skill1_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/skill1"
-  "skill1_grpo|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900"
-  "skill1_full|configs/skill1_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900"
+  "skill1_sft|configs/skill1_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/skill1 --config.train.micro_batch=16"
+  "skill1_grpo|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.train.micro_batch=16"
+  "skill1_full|configs/skill1_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.train.micro_batch=16"
   "skillos_sft|configs/skillos_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/skillos --config.eval.handwritten_dir=$HW"
   "skillos_rl|configs/skillos_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/skillos --config.warmstart.wait_s=900"
   "alpha_sft|configs/skill_alpha_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/alpha --config.eval.handwritten_dir=$HW"
@@ -94,15 +103,21 @@ elif [ "$part" = launch ]; then
   # the sampler paths first tested on CPU, at the SmolLM2 shape, while the arms load and SFT
   # setsid: a process left running by a call is killed when the call returns unless it has its
   # own session (the 2026-12-01 GPU log stopped with the launch call)
-  [ "${DRY:-0}" = 1 ] || setsid nohup timeout 240 python3 benchmarks/device/gpu_check.py > $L/logs/gpu_check.log 2>&1 < /dev/null &
+  # the arms run from a snapshot of the tree: a later call's tree sync cannot change their code
+  mkdir -p $L/src && tar cf - --exclude='./.dk*' --exclude=./.git --exclude=./.venv --exclude=./.whl . | tar xf - -C $L/src
+  cd $L/src
+  [ "${DRY:-0}" = 1 ] || XLA_PYTHON_CLIENT_MEM_FRACTION=0.03 setsid nohup timeout 240 python3 benchmarks/device/gpu_check.py > $L/logs/gpu_check.log 2>&1 < /dev/null &
   [ "${DRY:-0}" = 1 ] || setsid nohup nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 15 > $L/logs/gpu.csv 2>&1 &
   for a in "${ARMS[@]}"; do
     IFS='|' read -r n cfg ov <<< "$a"
     case $n in ${ONLY:-*}*) ;; *) continue;; esac   # ONLY=prefix: start only those arms
     extra=""
     case $n in *_sft) ;; *) extra="--config.train_until_file=$L/deadline --config.max_train_minutes=${RL_MINUTES:-20}";; esac
+    extra="$extra --config.model.sampler_memory_gb=$SAMPLER_GB"
     read -r -a args <<< "$ov $extra"          # one word per override; quoted into the arm's script
-    { echo "cd $PWD"; printf 'python3 -m skillax.main --config %q --workdir %q' "$cfg" "$L/runs/$n"
+    { echo "cd $PWD; export PYTHONPATH=/tmp/site:$PWD"
+      [ "${DRY:-0}" = 1 ] || echo "export XLA_PYTHON_CLIENT_PREALLOCATE=true XLA_PYTHON_CLIENT_MEM_FRACTION=${MEM[$n]}"
+      printf 'python3 -m skillax.main --config %q --workdir %q' "$cfg" "$L/runs/$n"
       printf ' %q' "${args[@]}"; printf ' > %q 2>&1\necho rc=$? >> %q\n' "$L/logs/$n.log" "$L/logs/$n.log"
     } > $L/logs/$n.sh
     setsid nohup bash $L/logs/$n.sh > /dev/null 2>&1 < /dev/null &

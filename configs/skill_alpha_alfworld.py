@@ -1,9 +1,10 @@
 """Skill-alpha experience-to-skill on ALFWorld at the paper's settings where a 135M model
-allows (DESIGN.md §1.1; issues 9, 19).
+allows (DESIGN.md §1.1; issues 9, 19): the Skill-alpha paper-settings config.
 
 The fuller setting (8 lanes, 10 RL steps, 30-step games, 48 eval games); never timed on a
 GPU and not sized for the 10-minute budget -- configs/skill_alpha_alfworld_gpu.py is the
-timed variant, configs/skill_alpha_alfworld_learning.py the learning campaign.
+timed variant, configs/skill_alpha_alfworld_learning.py the learning campaign (both read
+worker + planner evidence, "worker+expert", for a 135M worker that rarely wins).
 
 Command (one H200, SmolLM2 as editor and frozen worker):
     python -m skillax.main --config configs/skill_alpha_alfworld.py --workdir runs/skill_alpha_alfworld
@@ -27,20 +28,65 @@ Beyond the paper:
     --config.model.path=/path/to/Qwen3-8B --config.worker.kind=openai --config.worker.openai.model=gpt-4o
     (paper-scale: Qwen3-8B editor, GPT-4o worker; then set sft.play_steps=0)
 
-Hyper-parameters (source): G = 8, rollout temperature 1.0, entropy 0.001, KL off, actor lr
-5e-7 constant, editor prompt <= 8192 tokens, 4 units per chunk, 8 steps / 3000 characters
-per trajectory (paper); batch of 8 units = 8 lanes (paper batch 8); one anchored query, the
-binary rollback reward (paper); carry = best verified edit (ours; DESIGN.md leaves it open);
-editor responses <= 512 tokens (paper 32768; ours for the 135M editor); editor SFT on the
-rule teacher's transcripts (ours; paper: DeepSeek-V4-Pro transcripts, 3 epochs, lr 5e-6,
-warmup 0.05, cosine -- here 20 steps, lr 5e-6 by default); worker play SFT 100 steps at
-1e-5 on 24 valid_train games that are neither evidence nor anchors (ours; the paper's worker
-is GPT-4o); evidence = worker + planner trajectories ("worker+expert", ours: the paper's is
-"worker") of 4 games per type, 8 anchors per type (ours); games of 30 steps (ours; ALFWorld 50).
+Hyper-parameters (key, value here, source; seed = ../shared/seeds/000, the paper's summary;
+tests/test_paper_settings.py pins every line, value and source tag):
+  unit.group_size           8               paper [000 method details]: GRPO group size G = 8
+  lanes                     8               paper [000 method details]: batch 8 (units per RL step)
+  train.lr                  5e-7            paper [000 method details]: actor lr 5e-7
+  train.schedule            "constant"      paper [000 method details]: one stated actor rate (the
+      cosine schedule is the SFT's) [issue 19.7]
+  rl.temperature            1.0             paper [000 method details]: rollout temperature 1.0
+  rl.entropy_coef           0.001           paper [000 method details]: entropy coefficient 0.001
+  rl.kl_coef                0.0             paper [000 method details]: KL off
+  rl.eps_high               0.2             paper [000 prerequisites]: clip(rho, 1 - eps, 1 + eps) is
+      symmetric (= rl.eps_low); epsilon's value is not stated
+  evidence.max_prompt_tokens 8192           paper [000 method details]: prompt <= 8192 tokens
+  evidence.units_per_chunk  4               paper [000 method details]: <= 4 trajectories per chunk
+      (Table 5: 4 units best, 1 / 2 / 8 worse)
+  evidence.max_steps        8               paper [000 method details]: <= 8 steps per trajectory
+  evidence.max_traj_chars   3000            paper [000 method details]: <= 3000 characters per trajectory
+  evidence.source           "worker"        paper [000 reproduction]: the worker's own executions
+      (GPT-4o runs) are the experience evidence [issue 19.9]; "worker+expert" adds planner plans
+  evidence.sequence         "source"        paper [000 results]: Table 5's source order
+  unit.actions              "CREATE,UPDATE,MERGE,PRUNE,NOOP" paper [000 method details]: the action
+      space
+  unit.reward               "rollback"      paper [000 core method]: 1 if a non-NOOP edit beats
+      r_ctrl; NOOP 1 when no valid edit does; else 0
+  unit.anchors_k            1               paper [000 core method]: one anchored query per edit
+  unit.graded               False           paper [000 core method]: binary rollback reward
+  sft.lr                    5e-6            paper [000 method details]: SFT lr 5e-6
+  sft.warmup_ratio          0.05            paper [000 method details]: SFT warmup 0.05 (then cosine:
+      PolicyEngine.sft)
+  model.path                "smollm2"       deviation: paper Qwen3-8B editor [000 core method]; the
+      embedded SmolLM2-135M runs on one GPU in minutes
+  worker.kind               "frozen"        deviation: paper GPT-4o / Claude-Sonnet-4.5 worker [000 core
+      method]; here a frozen copy of the play-SFT policy ("openai" = an endpoint)
+  unit.max_new_tokens       512             deviation: paper max response 32768 [000 method details];
+      SmolLM2 has 8192 positions and the prompt budget is model.max_len - this = 7680 tokens
+  sft.batch_size            8               deviation: paper SFT batch 32 [000 method details]; ours
+      for the small rule-teacher set of a 135M editor
+  sft.steps                 20              deviation: paper 3 epochs [000 method details] of teacher
+      transcripts; here 20 steps over the rule teacher's
+  sft.teacher               "rule"          deviation: paper DeepSeek-V4-Pro transcripts [000 method
+      details]; here the deterministic rule teacher ("openai" = an endpoint)
+  rl.eps_low                0.2             ours: epsilon (not stated; inert at rl.mini_batches = 1)
+  rl.mini_batches           1               ours: one update per rollout batch (seed states none)
+  rl.epochs                 1               ours: one pass over the rollout batch (seed states none)
+  unit.carry                "best"          ours: the best verified edit carries forward (DESIGN §1.1)
+  worker.temperature        0.0             ours: greedy worker (the comparison differs only by skill)
+  infer.temperature         0.0             ours: greedy editing at inference
+  steps                     10              ours: RL steps (not stated)
+  env.max_steps             30              ours: game step cap (the paper has no ALFWorld)
+  evidence.n_evidence_per_family 4          ours: evidence games per task type
+  evidence.n_anchor_per_family 8            ours: anchor games per task type
+  eval.n_tasks              48              ours: valid_unseen games evaluated
+  sft.play_steps            100             ours: worker play SFT (the paper's worker is GPT-4o)
+  sft.play_lr               1e-5            ours: worker play SFT lr
+  model.max_len             8192            ours: SmolLM2's positions
 
 Pipeline: SmolLM2 play-format SFT on planner demonstrations (the frozen worker is a copy of the
-result); evidence = worker + planner trajectories of 4 valid_train games per task type (6
-types, 4 per chunk -> 12 chunks, round robin); anchored query = another valid_train game of
+result); evidence = the worker's own trajectories of 4 valid_train games per task type (6
+types, 4 per chunk -> 6 chunks, round robin); anchored query = another valid_train game of
 the same type; verifier = game success. Editor SFT on the deterministic teacher's edits (3
 passes), then GRPO with the rollback reward: 8 lanes x G = 8 per step, lr 5e-7, T = 1.0,
 entropy 0.001, KL off, prompt <= 8192 tokens, 4 evidence units per chunk. Finally the
@@ -67,7 +113,7 @@ def get_config():
     c.checkpoint_every = 5
     c.unit.group_size = 8
     c.unit.max_new_tokens = 512
-    c.evidence.source = "worker+expert"   # the paper default is "worker" (issue 19, item 9)
+    c.evidence.source = "worker"          # paper (issue 19 item 9); the gpu/learning configs: worker+expert
     c.evidence.n_evidence_per_family = 4
     c.evidence.n_anchor_per_family = 8
     c.env.name = "auto"

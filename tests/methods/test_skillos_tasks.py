@@ -35,3 +35,15 @@ def test_aime_split(shared_dir):
     tasks = load_tasks(env(aime_dir=str(shared_dir / "data" / "aime")), "aime")
     assert len(tasks) == 60 and all(t.family == "aime" for t in tasks)
     assert len(make_groups(tasks, 4, seed=0)) == 15
+
+
+@pytest.mark.parametrize("loader", ["common", "skillos"])
+def test_webshop_is_refused_with_the_reason(loader):
+    """issue 19: no WebShop data under ../shared/data, so both method loaders (Skill1 reads the
+    common one) refuse env.name='webshop' and say why, instead of loading made-up goals."""
+    from skillax.methods.common import tasks as common_tasks
+
+    load = common_tasks.load_tasks if loader == "common" else load_tasks
+    env = ml_collections.ConfigDict(dict(name="webshop", data_dir=""))
+    with pytest.raises(ValueError, match=r"blocked on data.*\.\./shared/data"):
+        load(env, "valid_train")

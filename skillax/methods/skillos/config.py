@@ -3,7 +3,8 @@
 Sizes: ``groups_per_step`` task groups per step (paper batch 32), ``group_size`` rollouts per
 group (paper N = 8), ``tasks_per_group`` tasks per group (|G|). The trainer reads
 ``train``/``rl`` (:mod:`skillax.config_defaults`); ``rl.temperature`` is set equal to the
-curator's rollout ``temperature`` (PITFALLS 6).
+curator's rollout ``temperature`` (PITFALLS 6); ``rl.eps_high = rl.eps_low = 0.2``: the paper's
+clip(rho, 1 - eps, 1 + eps) is symmetric (engages only with ``rl.mini_batches`` > 1).
 
 ``max_train_minutes`` > 0: RL stops after the step whose end passes that wall-clock budget
 (measured from the start of RL), with a checkpoint, then evaluates and exports; a re-run
@@ -84,6 +85,7 @@ def skillos(env_name: str = "auto") -> ml_collections.ConfigDict:
         require_think=True, invalid_penalty=0.1, max_action_chars=200))
     c.reward = ml_collections.ConfigDict(dict(fc=1.0, cnt=0.1, comp=0.05, fc_no_calls=1.0))
     c.rl = config_defaults.rl()
+    c.rl.eps_high = 0.2             # the paper's clip(rho, 1 - eps, 1 + eps) is symmetric
     c.train = config_defaults.train(lr=1e-6, total_steps=100)
     c.sft = config_defaults.sft()
     c.sft.max_len = 7168            # curator prompt (<= rollout.max_prompt_tokens) + tool calls

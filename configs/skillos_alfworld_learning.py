@@ -34,7 +34,7 @@ configs/skillos_alfworld_gpu.py; ours = decided here, reason given):
   32 x 8 x 4). Kept: with env.workers 4 on a shared 16-core host the ALFWorld resets
   (~1-3 s each, 36 per step) dominate the step, so more groups per step cost almost
   linearly more time and buy no GPU efficiency; 4 rollouts keep a mean baseline per group.
-- GRPO with the paper's mean-only advantage, PPO clip 0.2 / 0.28, entropy 0.001, curator
+- GRPO with the paper's mean-only advantage, PPO clip 0.2 / 0.2 (symmetric, paper), entropy 0.001, curator
   temperature 1.0 (paper); lr 1e-5 constant, 3 mini-batches (campaign 2, below; paper 1e-6 at 8B).
 - Rewards: λ_f 1.0, λ_c 0.05 (paper); **w/o r_cnt** (``reward.cnt = 0``): no content judge --
   a 135M judge's 1-10 scores would be noise; labelled "w/o r_cnt" in metrics.jsonl and

@@ -135,7 +135,9 @@ def record_to_skill(rec: SkillRecord) -> SkillDoc:
       cabinet.' -> 'put-clean-mug-cabinet'); `skill-<id>` only when no word is left. Export
       de-duplicates equal names (`-2`, `-3`).
     description: what it does and when to use it: '<head, or: Lessons for tasks like "<task>">:
-      <first lesson>. Use when a task asks you to <task>, or a similar task.' (<= 1024 chars).
+      <first lesson>. Use when a task asks you to <task>, or a similar task.' (<= 1024 chars);
+      a skill imported from outside Skill1 (`skills.importing.seed_library`: scenario = head =
+      its description) keeps its own description.
     body: '## Scenario' + scenario + '## Strategy' + strategy (`skills.importing` reads it back).
     metadata (provenance; Skill1 record fields): method, library-id, utility, count,
       created-step, attempt-type, merges, source ('imported' or 'learned'), description-head and,
@@ -151,6 +153,8 @@ def record_to_skill(rec: SkillRecord) -> SkillDoc:
     what = head[:300] or (f'Lessons for tasks like "{goal[:300]}"' if goal else f"Skill1 record {rec.id}")
     when = f"Use when a task asks you to {goal[:300]}, or a similar task." if goal else "Use for similar tasks."
     desc = f"{what}: {lesson}. {when}" if lesson else f"{what}. {when}"
+    if rec.attempt_type == "imported" and rec.scenario == rec.description_head and goal:
+        desc = " ".join(_clean(rec.description_head, MAX_DESCRIPTION_CHARS).split())   # its own words
     desc = desc[:MAX_DESCRIPTION_CHARS].strip()
     body = (f"## Scenario\n\n{_clean(rec.scenario, MAX_BODY_CHARS // 2)}\n\n"
             f"## Strategy\n\n{_clean(rec.strategy, MAX_BODY_CHARS // 2 - 100)}\n")

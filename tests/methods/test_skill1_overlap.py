@@ -2,7 +2,7 @@
 stage and plays through ``TurnSampler`` keys, so overlapped play (``rollout.overlap = 2``, the
 workers stepping some episodes while the policy samples for others) gives the same episodes as
 lock-step play (``overlap = 1``) for the same seed: a tiny random policy at temperature 1 on
-real TextWorld games in 2 worker processes, the library seeded with the hand-written skills
+one real TextWorld game x a group of 2 in 2 worker processes, the library seeded with the hand-written skills
 (w/o Selection, so the task text retrieves one into every play prompt)."""
 
 import pytest
@@ -37,7 +37,7 @@ def _episodes(eps):
 
 def test_overlapped_rollout_equals_lock_step(tiny_model, tmp_path):  # noqa: F811
     cfg = skill1_tiny_config(tiny_model)
-    cfg.env.max_steps = 4
+    cfg.env.max_steps = 3
     cfg.init_skills = str(HANDWRITTEN)
     cfg.ablation = "no_selection"     # the task text queries (a random policy writes no parsable query)
     engine = PolicyEngine.create(cfg, tmp_path / "w")
@@ -47,8 +47,8 @@ def test_overlapped_rollout_equals_lock_step(tiny_model, tmp_path):  # noqa: F81
     cfg.rollout.threshold = -1.0      # every task retrieves: a skill in every play prompt
     index = DenseIndex(enc.encode, threshold=-1.0, top_k=3)
     index.sync(lib.retrieval_texts())
-    tasks = task_lib.load_tasks(cfg.env, "valid_train", 2)
-    pool = EnvPool(env_spec("textworld", max_steps=4), n_workers=2, max_steps=4)
+    tasks = task_lib.load_tasks(cfg.env, "valid_train", 1)
+    pool = EnvPool(env_spec("textworld", max_steps=3), n_workers=2, max_steps=3)
     policy = engine.policy_sampler(1.0)
     runs = {}
     try:
@@ -64,10 +64,10 @@ def test_overlapped_rollout_equals_lock_step(tiny_model, tmp_path):  # noqa: F81
         pool.close()
         engine.close()
     lock, over = runs[1][0], runs[2][0]
-    assert len(lock) == 4 and all(len(e[6]) >= 1 for e in lock)
+    assert len(lock) == 2 and all(len(e[6]) >= 1 for e in lock)
     assert all(e[2] is not None for e in lock)                 # a retrieved skill conditioned play
     for a, b in zip(lock, over):
         assert a == b
-    # temperature 1 really samples: the 4 episodes' first responses are not all one text
+    # temperature 1 really samples: the 2 episodes' first responses are not all one text
     assert len({e[6][0][1] for e in lock}) > 1
     print("sampler calls: lock-step", runs[1][1], "overlapped", runs[2][1])

@@ -216,7 +216,8 @@ def update_library(eps: Sequence[Episode], library, step: int, count_mode: str =
     """EMA on all K retrieved skills of each episode (Skill1 paper: U is updated for every
     candidate of B_K), n(s) += 1 for the selected top-1 (``count_mode="selected"``, the
     paper's n(s); ``"retrieved"``: for all K), then admission of won episodes' distils (or,
-    w/o Distillation, of their raw action sequences).
+    w/o Distillation, of their raw action sequences), each recording the episode's task id as
+    its source task (``SkillLibrary.add``; merged duplicates append theirs).
 
     Returns counts: admitted, merged, rejected, evicted. Raises ValueError for another
     ``count_mode``.
@@ -230,10 +231,10 @@ def update_library(eps: Sequence[Episode], library, step: int, count_mode: str =
             library.update_utilities(ep.retrieved_ids, ep.r, counted=counted)
     for ep in eps:
         if ep.distil is not None:
-            adm = library.admit(ep.distil, ep.r, scenario=ep.task.goal, step=step)
+            adm = library.admit(ep.distil, ep.r, scenario=ep.task.goal, step=step, source_task=ep.task.id)
         elif ep.raw_skill:
-            adm = library.add(ep.task.goal, ep.task.goal, ep.raw_skill, step=step, attempt_type="raw") \
-                if ep.r >= 1.0 else None
+            adm = library.add(ep.task.goal, ep.task.goal, ep.raw_skill, step=step, attempt_type="raw",
+                              source_task=ep.task.id) if ep.r >= 1.0 else None
         else:
             continue
         kind = "rejected" if adm is None else {"inserted": "admitted", "merged": "merged"}.get(adm.status, "rejected")

@@ -1,9 +1,11 @@
-"""Skill1's fast play path (issue 17): the rollout submits the games' resets before the query
-stage and plays through ``TurnSampler`` keys, so overlapped play (``rollout.overlap = 2``, the
-workers stepping some episodes while the policy samples for others) gives the same episodes as
-lock-step play (``overlap = 1``) for the same seed: a tiny random policy at temperature 1 on
-one real TextWorld game x a group of 2 in 2 worker processes, the library seeded with the hand-written skills
-(w/o Selection, so the task text retrieves one into every play prompt)."""
+"""The methods' fast play path (issue 17). Skill1: the rollout submits the games' resets
+before the query stage and plays through ``TurnSampler`` keys, so overlapped play
+(``rollout.overlap = 2``, the workers stepping some episodes while the policy samples for
+others) gives the same episodes as lock-step play (``overlap = 1``) for the same seed: a tiny
+random policy at temperature 1 on one real TextWorld game x a group of 2 in 2 worker
+processes, the library seeded with the hand-written skills (w/o Selection, so the task text
+retrieves one into every play prompt). SkillOS's executor and Skill-alpha's anchored play: the
+same claim on the toy game."""
 
 import pytest
 
@@ -71,3 +73,53 @@ def test_overlapped_rollout_equals_lock_step(tiny_model, tmp_path):  # noqa: F81
     # temperature 1 really samples: the 2 episodes' first responses are not all one text
     assert len({e[6][0][1] for e in lock}) > 1
     print("sampler calls: lock-step", runs[1][1], "overlapped", runs[2][1])
+
+
+def test_skillos_executor_and_skill_alpha_scorer_overlap_equals_lock_step(tiny_model, tmp_path):  # noqa: F811
+    """The same claim for the other two methods' play (issue 17): SkillOS's frozen executor
+    (``Executor`` over ``PolicyChat``, keys reserved per play call) and Skill-alpha's anchored
+    games (``EnvScorer`` over ``setting.build_worker``'s ``LocalWorker``), tiny policy at
+    temperature 1, the toy game in 2 worker processes with uneven step times so overlapped
+    calls really are partial."""
+    from skillax.agents.agent_loop import PlayConfig
+    from skillax.agents.envs.base import EnvSpec, Task
+    from skillax.methods.skill_alpha.anchors import EnvScorer
+    from skillax.methods.skill_alpha.config import skill_alpha
+    from skillax.methods.skill_alpha.setting import build_worker
+    from skillax.methods.skillos.executor import Executor, PolicyChat
+    from tests.agents._toy_env import ToyEnv
+
+    cfg = skill1_tiny_config(tiny_model)
+    engine = PolicyEngine.create(cfg, tmp_path / "w")
+    acfg = skill_alpha("experience")
+    acfg.model.max_len = cfg.model.max_len
+    acfg.worker.temperature, acfg.worker.action_tokens = 1.0, 8
+    tasks = [Task(f"t{i}", "toy", "toy", "win the game", payload={"delay": [0.0, 0.05 * (i % 2)]})
+             for i in range(3)]
+    pcfg = PlayConfig(max_admissible=8, max_obs_chars=200, max_skill_chars=200)
+    pool = EnvPool(EnvSpec(f"{ToyEnv.__module__}:ToyEnv", {"max_steps": 3}), n_workers=2, max_steps=3)
+    ex = Executor(PolicyChat(engine.policy_sampler(1.0), max_len=int(cfg.model.max_len)), pcfg,
+                  action_tokens=8, max_steps=3, self_judge="env")
+    worker = build_worker(acfg, engine)
+    scorer = EnvScorer(worker, "toy", play_cfg=pcfg, max_steps=3, temperature=1.0, max_tokens=8)
+    scorer._pool = pool                        # the toy game is not a registered environment
+    skills = [["go-first: Go where the task says first."], [], []]
+    runs = {}
+    try:
+        for overlap in (1, 2):
+            ex.overlap = scorer.overlap = overlap
+            ex.backend.policy.calls = worker.reserve_calls.__self__.calls = 0     # same keys
+            calls0 = (ex.stats["calls"], worker.usage.requests)
+            sig = []
+            for trajs in (ex.play(pool, tasks, skills), scorer.play([(s[0] if s else "", t) for s, t in zip(skills, tasks)])):
+                sig.append([[(s.observation, s.response, s.action, s.reward, s.done) for s in tr.steps]
+                            + [tr.won, tr.failed] for tr in trajs])
+            runs[overlap] = (sig, (ex.stats["calls"] - calls0[0], worker.usage.requests - calls0[1]))
+    finally:
+        pool.close()
+        engine.close()
+    (lock, lock_calls), (over, over_calls) = runs[1], runs[2]
+    assert over == lock
+    assert all(len(tr) == 3 + 2 for sig in lock for tr in sig)        # 3 turns each (no win)
+    assert len({tr[0][1] for tr in lock[0]}) > 1                      # temperature 1 really samples
+    assert over_calls[0] > lock_calls[0] == 3 and over_calls[1] > lock_calls[1] == 3   # calls were split

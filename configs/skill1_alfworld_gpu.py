@@ -29,7 +29,7 @@ def get_config():
     c.group_size = 4
     c.checkpoint_every = 5
     c.env.max_steps = 30
-    c.env.workers = 8
+    c.env.workers = -1              # the cores minus one (resolve_workers; the committed run used 8)
     c.rollout.action_tokens = 128
     c.rollout.distil_tokens = 256
     c.train.lr = 5e-6

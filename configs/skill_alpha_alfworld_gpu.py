@@ -95,7 +95,7 @@ def get_config():
     c.env.train_split = "valid_train"
     c.env.eval_split = "valid_unseen"
     c.env.max_steps = 25
-    c.env.workers = 12
+    c.env.workers = -1              # the cores minus one (resolve_workers; the estimate above: W = 12)
     c.worker.action_tokens = 64
     c.eval.n_tasks = 30
     c.sft.play_steps = 80          # worker play format (before the frozen copy)

@@ -74,7 +74,7 @@ def get_config():
     c.tasks_per_group = 3
     c.checkpoint_every = 5
     c.env.max_steps = 25
-    c.env.workers = 10
+    c.env.workers = -1              # the cores minus one (resolve_workers; the committed run used 10)
     c.executor.action_tokens = 128
     c.executor.self_judge = "env"
     c.rollout.curator_tokens = 256

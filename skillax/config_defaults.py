@@ -62,6 +62,12 @@ def base(mode: str) -> ml_collections.ConfigDict:
     # share one machine lease stop RL in time to finish their evaluations
     c.train_until_unix = 0.0
     c.train_until_file = ""        # a file whose number overrides train_until_unix when present
+    # start from skills you already have (issue 22): a folder of Agent Skills folders
+    # (<dir>/<name>/SKILL.md; skills.importing). "" = the paper's start: an empty Skill1 library,
+    # empty SkillOS repos, Skill-alpha's z_0 from config.skill. Set: the Skill1 library is seeded
+    # when a run does not resume, every SkillOS rollout's repo starts with these skills, and
+    # Skill-alpha's z_0 is the one skill (or skill.name of them, or all of them merged).
+    c.init_skills = ""
     return c
 
 
@@ -176,6 +182,19 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
       (sft.irrelevant_fraction of those: a skill of another task type).
     Evaluation: eval.splits (tuple or "a,b"; default env.eval_split), eval.n_tasks (0 = every
     game of each split), eval.batch_size (episodes per chunk; 0 = all at once).
+    Play throughput (issue 17; the same episodes whichever is chosen, for the same seed):
+      env.workers         game processes: 0 = in-process, N, or -1 = the cores this process may
+                          use minus one (``agents.envs.runner.resolve_workers``; capped by
+                          $SKILLAX_ENV_WORKERS when several runs share a machine).
+      rollout.overlap     1 = lock-step play (one policy call per turn over every live episode;
+                          the default: on a GPU an ALFWorld turn of ~10-20 ms per worker is
+                          less than a policy call's fixed cost, so splitting calls loses) | K >= 2
+                          = overlapped play (a call once 1/K of the live episodes wait; the
+                          workers step the others) | -1 = "auto" (K = 2 while a turn of env work
+                          per worker exceeds a call's measured fixed cost, else lock-step).
+                          Play turns sample with per-(turn, episode) keys
+                          (``methods.common.policy.TurnSampler``), so overlap never changes what
+                          is sampled; the resets are started before the query stage either way.
     """
     c = base("skill1")
     c.objective = "paper"          # "paper" | "released_code"
@@ -194,7 +213,7 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
         workers=0, n_train_tasks=0, tw_games_per_family=8, tw_families="", data_dir=""))
     c.rollout = ml_collections.ConfigDict(dict(
         top_k=5, threshold=0.4, query_tokens=32, rank_tokens=24, action_tokens=256, distil_tokens=512,
-        distil_prompt_chars=3000))
+        distil_prompt_chars=3000, overlap=1))
     c.play = ml_collections.ConfigDict(dict(
         history_k=2, max_admissible=40, max_obs_chars=600, max_skill_chars=600, require_think=True,
         invalid_penalty=0.1))

@@ -1,7 +1,9 @@
 """Skill1 skill library: records with EMA utility, admission, merge, capacity eviction; SQLite.
 
 Record (DESIGN.md §1.3): id, scenario, description_head, strategy, utility U, count n,
-created_step, attempt_type (+ `merges`, how many duplicates were folded into it).
+created_step, attempt_type (+ `merges`, how many duplicates were folded into it, and
+`source_tasks`, the ids of the tasks it was distilled from: the inserting task first, then each
+merged duplicate's, distinct, at most `MAX_SOURCE_TASKS`; provenance only, issue 22).
 
 * Birth: U = 0.5, n = 1 (`BIRTH_COUNT`: the task the skill was distilled from counts as its first
   use; this is what makes the released-code score below non-zero for a new skill).
@@ -29,7 +31,9 @@ created_step, attempt_type (+ `merges`, how many duplicates were folded into it)
   newest skills before they could be retrieved, and no retrieved skill with U > 0 is ever evicted
   while an unretrieved one exists.
 * Storage: SQLite (stdlib), WAL journal, one row per record; EMA/merge are row UPDATEs. A `meta`
-  table holds `schema_version`; a file with another version raises `LibrarySchemaError`. Ids use
+  table holds `schema_version` (2); a schema-1 file (before `source_tasks`) is upgraded in place
+  on open (the column added, empty: its records' source tasks are unknown); a file with another
+  version raises `LibrarySchemaError`. Ids use
   AUTOINCREMENT, so an evicted id is never reused (retriever caches stay keyed correctly).
 * Checkpoints: `state_bytes()` / `SkillLibrary.from_bytes()` (sqlite backup API + serialize),
   or `snapshot_to(path)` (backup API to a file).
@@ -37,6 +41,7 @@ created_step, attempt_type (+ `merges`, how many duplicates were folded into it)
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 import pathlib
@@ -51,19 +56,23 @@ from skillax.skills.skill_md import (
     MAX_BODY_CHARS, MAX_DESCRIPTION_CHARS, SkillDoc, _BAD_CHARS_RE, render_skill_md,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+_UPGRADABLE = ("1",)             # schema 1 = schema 2 without the source_tasks column
+MAX_SOURCE_TASKS = 32            # source task ids kept per record (the first ones)
 BIRTH_UTILITY = 0.5
 BIRTH_COUNT = 1
 EVICTIONS = ("log2_n_plus_1", "paper_log_n")
 _TRIVIAL = {"", "none", "n/a", "na", "null", "nothing", "no lesson", "-", "...", "tbd", "todo"}
-_COLS = "id, scenario, description_head, strategy, utility, count, created_step, attempt_type, merges"
+_COLS = ("id, scenario, description_head, strategy, utility, count, created_step, attempt_type, merges, "
+         "source_tasks")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS skills(
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   scenario TEXT NOT NULL, description_head TEXT NOT NULL, strategy TEXT NOT NULL,
   utility REAL NOT NULL, count INTEGER NOT NULL, created_step INTEGER NOT NULL,
-  attempt_type TEXT NOT NULL, merges INTEGER NOT NULL DEFAULT 0);
+  attempt_type TEXT NOT NULL, merges INTEGER NOT NULL DEFAULT 0,
+  source_tasks TEXT NOT NULL DEFAULT '[]');
 CREATE INDEX IF NOT EXISTS skills_strategy ON skills(strategy);
 """
 
@@ -87,6 +96,13 @@ class SkillRecord:
     created_step: int
     attempt_type: str
     merges: int = 0
+    source_tasks: tuple[str, ...] = ()
+
+
+def _record(row) -> SkillRecord:
+    """A `SkillRecord` from a `_COLS` row (source_tasks is stored as a JSON list)."""
+    *head, src = row
+    return SkillRecord(*head, source_tasks=tuple(json.loads(src or "[]")))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,11 +151,15 @@ def record_to_skill(rec: SkillRecord) -> SkillDoc:
       cabinet.' -> 'put-clean-mug-cabinet'); `skill-<id>` only when no word is left. Export
       de-duplicates equal names (`-2`, `-3`).
     description: what it does and when to use it: '<head, or: Lessons for tasks like "<task>">:
-      <first lesson>. Use when a task asks you to <task>, or a similar task.' (<= 1024 chars).
+      <first lesson>. Use when a task asks you to <task>, or a similar task.' (<= 1024 chars);
+      a skill imported from outside Skill1 (`skills.importing.seed_library`: scenario = head =
+      its description) keeps its own description.
     body: '## Scenario' + scenario + '## Strategy' + strategy (`skills.importing` reads it back).
     metadata (provenance; Skill1 record fields): method, library-id, utility, count,
-      created-step, attempt-type, merges, source ('imported' or 'learned'), description-head and,
-      for attempt-type 'success', reward-at-creation = 1 (admission requires r = 1, DESIGN.md §1.3).
+      created-step, attempt-type, merges, source ('imported' or 'learned'), description-head,
+      source-tasks (the record's `source_tasks` joined by ", "; absent when none is known) and,
+      for attempt-types 'success' and 'raw', reward-at-creation = 1 (both are admitted only at
+      r = 1, DESIGN.md §1.3).
     """
     from skillax.skills.spec import slugify
 
@@ -151,6 +171,8 @@ def record_to_skill(rec: SkillRecord) -> SkillDoc:
     what = head[:300] or (f'Lessons for tasks like "{goal[:300]}"' if goal else f"Skill1 record {rec.id}")
     when = f"Use when a task asks you to {goal[:300]}, or a similar task." if goal else "Use for similar tasks."
     desc = f"{what}: {lesson}. {when}" if lesson else f"{what}. {when}"
+    if rec.attempt_type == "imported" and rec.scenario == rec.description_head and goal:
+        desc = " ".join(_clean(rec.description_head, MAX_DESCRIPTION_CHARS).split())   # its own words
     desc = desc[:MAX_DESCRIPTION_CHARS].strip()
     body = (f"## Scenario\n\n{_clean(rec.scenario, MAX_BODY_CHARS // 2)}\n\n"
             f"## Strategy\n\n{_clean(rec.strategy, MAX_BODY_CHARS // 2 - 100)}\n")
@@ -160,7 +182,9 @@ def record_to_skill(rec: SkillRecord) -> SkillDoc:
             "attempt-type": _clean(rec.attempt_type, 200), "merges": int(rec.merges),
             "source": "imported" if imported else "learned",
             "description-head": _clean(rec.description_head, MAX_DESCRIPTION_CHARS)}
-    if rec.attempt_type == "success":   # admitted through `admit`, which requires r = 1
+    if rec.source_tasks:
+        meta["source-tasks"] = ", ".join(rec.source_tasks)
+    if rec.attempt_type in ("success", "raw"):   # `admit` and the raw path both require r = 1
         meta["reward-at-creation"] = 1.0
     return SkillDoc(slugify(head or goal) or f"skill-{rec.id}", desc, body, meta)
 
@@ -171,7 +195,8 @@ def is_trivial_lesson(text: str, min_words: int = 3) -> bool:
 
 
 def _check_version(conn: sqlite3.Connection, where: str) -> bool:
-    """True if the db is empty (new); raises unless it is a skillax library of our version."""
+    """True if the db is empty (new); raises unless it is a skillax library of our version or
+    of an upgradable one (`_UPGRADABLE`, upgraded by `_upgrade`)."""
     try:
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     except sqlite3.DatabaseError as e:
@@ -183,10 +208,19 @@ def _check_version(conn: sqlite3.Connection, where: str) -> bool:
     row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
     if row is None:
         raise LibrarySchemaError(f"{where} has no schema_version row")
-    if row[0] != str(SCHEMA_VERSION):
+    if row[0] != str(SCHEMA_VERSION) and row[0] not in _UPGRADABLE:
         raise LibrarySchemaError(f"{where} has library schema_version {row[0]}; this skillax "
                                  f"reads schema_version {SCHEMA_VERSION} (migrate or start a new library)")
     return False
+
+
+def _upgrade(conn: sqlite3.Connection) -> None:
+    """Schema 1 -> 2 in place: add the `source_tasks` column (empty lists). No-op at schema 2."""
+    (version,) = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    if version == "1":
+        with conn:
+            conn.execute("ALTER TABLE skills ADD COLUMN source_tasks TEXT NOT NULL DEFAULT '[]'")
+            conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
 
 
 class SkillLibrary:
@@ -217,6 +251,8 @@ class SkillLibrary:
                 with self.conn:
                     self.conn.executescript(_SCHEMA)
                     self.conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            else:
+                _upgrade(self.conn)
         except BaseException:
             self.conn.close()
             raise
@@ -244,7 +280,7 @@ class SkillLibrary:
         row = self.conn.execute(f"SELECT {_COLS} FROM skills WHERE id=?", (int(skill_id),)).fetchone()
         if row is None:
             raise KeyError(f"no skill with id {skill_id}")
-        return SkillRecord(*row)
+        return _record(row)
 
     def get_many(self, ids: Sequence[int]) -> list[SkillRecord]:
         """Records for `ids` in the given order; ids no longer present are skipped."""
@@ -257,7 +293,7 @@ class SkillLibrary:
         return out
 
     def records(self) -> list[SkillRecord]:
-        return [SkillRecord(*r) for r in self.conn.execute(f"SELECT {_COLS} FROM skills ORDER BY id")]
+        return [_record(r) for r in self.conn.execute(f"SELECT {_COLS} FROM skills ORDER BY id")]
 
     def ids(self) -> list[int]:
         return [r[0] for r in self.conn.execute("SELECT id FROM skills ORDER BY id")]
@@ -304,16 +340,22 @@ class SkillLibrary:
         return e[1:] @ e[0]
 
     def add(self, scenario: str, description_head: str, strategy: str, *, step: int,
-            attempt_type: str = "success") -> Admission:
-        """Insert a record (or merge it into an identical-strategy, similar-scenario one)."""
-        cands = self.conn.execute("SELECT id, scenario FROM skills WHERE strategy=? ORDER BY id",
+            attempt_type: str = "success", source_task: str | None = None) -> Admission:
+        """Insert a record (or merge it into an identical-strategy, similar-scenario one).
+        ``source_task``: the id of the task it comes from (``Task.id``), recorded in
+        ``source_tasks`` of the new record or appended to the absorbing one's (module docstring)."""
+        src = [str(source_task)] if source_task else []
+        cands = self.conn.execute("SELECT id, scenario, source_tasks FROM skills WHERE strategy=? ORDER BY id",
                                   (strategy,)).fetchall()
         if cands:
             cos = self._cosines(scenario, [c[1] for c in cands])
             j = int(np.argmax(cos))
             if cos[j] > self.merge_threshold:
+                old = json.loads(cands[j][2] or "[]")
+                new = (old + [t for t in src if t not in old])[:MAX_SOURCE_TASKS]
                 with self.conn:
-                    self.conn.execute("UPDATE skills SET merges = merges + 1 WHERE id=?", (cands[j][0],))
+                    self.conn.execute("UPDATE skills SET merges = merges + 1, source_tasks = ? WHERE id=?",
+                                      (json.dumps(new), cands[j][0]))
                 return Admission("merged", cands[j][0], cosine=float(cos[j]))
         evicted = []
         with self.conn:
@@ -324,13 +366,15 @@ class SkillLibrary:
                 evicted.append(victim)
             cur = self.conn.execute(
                 "INSERT INTO skills (scenario, description_head, strategy, utility, count, "
-                "created_step, attempt_type) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (scenario, description_head, strategy, BIRTH_UTILITY, BIRTH_COUNT, int(step), attempt_type))
+                "created_step, attempt_type, source_tasks) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (scenario, description_head, strategy, BIRTH_UTILITY, BIRTH_COUNT, int(step), attempt_type,
+                 json.dumps(src)))
         return Admission("inserted", cur.lastrowid, tuple(evicted))
 
     def admit(self, distil: Distil | DistilParse | None, reward: float, scenario: str, *, step: int,
-              attempt_type: str = "success") -> Admission:
-        """Admission rule of the module docstring; never raises for bad distil input."""
+              attempt_type: str = "success", source_task: str | None = None) -> Admission:
+        """Admission rule of the module docstring; never raises for bad distil input.
+        ``source_task``: the episode's task id (``add``)."""
         reason = None
         if isinstance(distil, DistilParse):
             reason = None if distil.ok else f"invalid distil JSON: {distil.reason}"
@@ -346,7 +390,7 @@ class SkillLibrary:
         if not scenario or not scenario.strip():
             return Admission("rejected", reason="empty scenario")
         return self.add(scenario.strip(), distil.description_head, distil.strategy_text(),
-                        step=step, attempt_type=attempt_type)
+                        step=step, attempt_type=attempt_type, source_task=source_task)
 
     # ------------------------------------------------------------------ export / checkpoints
     def export_skill_md(self, directory: str | os.PathLike, *, provenance: dict | None = None,

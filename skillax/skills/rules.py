@@ -135,8 +135,10 @@ def render_rules(rb: RuleBody) -> str:
 
 
 def rules_of(doc: SkillDoc) -> RuleBody:
-    """Rules of a skill, honouring the persisted `metadata['next-rule-id']` high-water mark."""
+    """Rules of a skill, honouring the persisted `metadata['next-rule-id']` high-water mark
+    (an int, or the digit string an Agent Skills export writes: its metadata is string-only)."""
     hw = doc.metadata.get(NEXT_ID_KEY) if doc.metadata else None
+    hw = int(hw) if isinstance(hw, str) and hw.isascii() and hw.isdigit() else hw
     hw = hw if isinstance(hw, int) and not isinstance(hw, bool) and hw > 0 else None
     return parse_rules(doc.body, hw)
 

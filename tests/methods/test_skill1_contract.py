@@ -4,8 +4,10 @@ tokenizer) on real TextWorld games, real MiniLM and SQLite library.
 Run 1 = the ``sft`` arm: SFT (play + distil + query demos, skills in half the play
 transcripts), ``steps = 0``, warm start saved; evaluates ``without_library`` only, on two
 splits. Run 2 = the ``full`` arm: loads the warm start (SFT skipped), one RL step with the
-learning-curve metrics, evaluates both conditions on both splits. Run 3 resumes run 2: its
-checkpoint wins over a warm start that does not exist."""
+learning-curve metrics, evaluates both conditions on both splits; its library is seeded from
+the hand-written skills (``init_skills``) and ``skills/`` passes the Agent Skills validators.
+Run 3 resumes run 2: its checkpoint wins over a warm start that does not exist (and over
+``init_skills``: the library is not seeded again)."""
 
 import json
 
@@ -14,6 +16,7 @@ import pytest
 from skillax.config_defaults import skill1
 from skillax.evaluation import read_records
 from tests.methods.test_skillos_integration import tiny_model  # noqa: F401 (fixture)
+from tests.methods.test_skills_wiring import HANDWRITTEN, assert_agent_skills
 
 SPLITS = ("valid_seen", "valid_unseen")
 
@@ -80,10 +83,13 @@ def test_sft_arm_saves_warm_start_full_arm_loads_it_and_resume_wins(tiny_model, 
     c = skill1_tiny_config(tiny_model, steps=1)
     c.warmstart.load_dir = str(ws)
     c.warmstart.wait_s = 5.0
+    c.init_skills = str(HANDWRITTEN)
     work = tmp_path / "full"
     res = modes.run(c, str(work))
     out = capsys.readouterr().out
     assert f"warm start loaded from {ws} (SFT skipped)" in out and "SFT warm start:" not in out
+    assert "library seeded with 6 skills" in out
+    assert _imported(work, step="0") == 6
     (m,) = [json.loads(x) for x in (work / "metrics.jsonl").read_text().splitlines()]
     for k in ("success_rate", "retrieval_rate", "library_size", "library_mean_utility", "rerank_ndcg",
               "distil_parse_ok", "distil_parse_rate"):
@@ -102,5 +108,18 @@ def test_sft_arm_saves_warm_start_full_arm_loads_it_and_resume_wins(tiny_model, 
     c.eval.ablate_retrieval = False
     modes.run(c, str(work))
     out = capsys.readouterr().out
-    assert "resumed from checkpoint: next step 1" in out
+    assert "resumed from checkpoint: next step 1" in out and "library seeded" not in out
     assert [json.loads(x)["step"] for x in (work / "metrics.jsonl").read_text().splitlines()] == [0, 1]
+    assert _imported(work, step="1") == 6
+
+
+def _imported(work, step: str) -> int:
+    """Skills of ``work/skills`` (all valid, provenance of this run and ``step``) imported ones."""
+    from skillax.skills.skill_md import parse_skill_md
+
+    n = 0
+    for p in assert_agent_skills(work / "skills"):
+        meta = parse_skill_md((p / "SKILL.md").read_text()).metadata
+        assert (meta["method"], meta["run-id"], meta["step"]) == ("skill1", work.name, step)
+        n += meta["source"] == "imported"
+    return n

@@ -13,8 +13,9 @@ from skillax.agents.agent_loop import Trajectory
 from skillax.agents.envs.base import Task
 from skillax.methods.skill_alpha.evaluate import eval_conditions, evaluate_conditions
 from skillax.skills.rules import make_rule_body, with_rules
-from skillax.skills.skill_md import make_skill
+from skillax.skills.skill_md import make_skill, parse_skill_md
 from tests.methods.test_skill_alpha_integration import tiny_config, tiny_model  # noqa: F401 (fixture)
+from tests.methods.test_skills_wiring import assert_agent_skills
 
 
 class FakePlayer:
@@ -142,6 +143,9 @@ def test_warm_start_save_then_load_and_resume(tiny_model, tmp_path):  # noqa: F8
     ev = json.loads((a / "eval.json").read_text())
     assert set(ev["summaries"]) == {n[:-6] for n in names} and ev["skill_chars"]["handwritten"] > 0
     assert (a / "skill" / "household-tasks" / "SKILL.md").exists()
+    assert_agent_skills(a / "skill", ["household-tasks"])                 # our gate + skills_ref
+    meta = parse_skill_md((a / "skill" / "household-tasks" / "SKILL.md").read_text()).metadata
+    assert (meta["method"], meta["run-id"]) == ("skill_alpha", "sft") and "step" not in meta   # no RL step
     # the sft arm cut and re-run: it reloads its own warm start (no SFT again, WS untouched)
     done = (ws / "DONE.json").read_text()
     ra2 = _arm(tiny_model, a, tmp_path, steps=0, **{"warmstart.save_dir": str(ws), "eval.handwritten_dir": hand})
@@ -158,6 +162,10 @@ def test_warm_start_save_then_load_and_resume(tiny_model, tmp_path):  # noqa: F8
         wa, wb = ca.restore(0, target=None)[0], cb.restore(0, target=None)[0]
     assert all(np.array_equal(x, y) for x, y in zip(_leaves(wa), _leaves(wb)))     # the same frozen worker
     assert rb["rl"]["steps_run"] == 1 and len((b / "metrics.jsonl").read_text().splitlines()) == 1
+    assert_agent_skills(b / "skill", ["household-tasks"])
+    meta = parse_skill_md((b / "skill" / "household-tasks" / "SKILL.md").read_text()).metadata
+    assert (meta["method"], meta["run-id"], meta["step"]) == ("skill_alpha", "rl", "0")    # after RL step 0
+    assert all(v == "z0" or v.startswith("chunk ") for k, v in meta.items() if k.startswith("rule-"))
     assert {p.name for p in (b / "eval").iterdir()} == {"with_skill__valid.jsonl", "with_skill__test.jsonl"}
     # re-run of the rl arm: its own checkpoint wins (a missing load_dir is never read), no step left
     rc = _arm(tiny_model, b, tmp_path, steps=1, **{"warmstart.load_dir": str(tmp_path / "gone"),

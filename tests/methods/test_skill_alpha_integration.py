@@ -154,13 +154,23 @@ def test_hand_written_edits_with_tiny_worker(rig):
 
 def test_inference_writes_skill_folder(rig):
     from skillax.methods.skill_alpha.inference import action_histogram, infer, write_skill_folder
+    from skillax.skills.rules import rules_of
     from skillax.skills.skill_md import parse_skill_md
+    from skillax.skills.spec import check_skill_folder
 
     cfg, engine, worker, z0, ucfg, st, work = rig
     z, history, _ = infer(st.stream, engine.policy_sampler(0.0), z0, max_new_tokens=8,
                           max_prompt_tokens=ucfg.max_prompt_tokens)
-    folder = write_skill_folder(work / "skill", z, history)
-    assert parse_skill_md((folder / "SKILL.md").read_text()) == z
+    folder = write_skill_folder(work / "skill", z, history, provenance={"method": "skill_alpha", "step": 3})
+    out = parse_skill_md((folder / "SKILL.md").read_text())
+    assert (out.name, out.description, out.body) == (z.name, z.description, z.body) and folder.name == z.name
+    assert rules_of(out) == rules_of(z)              # ids and the high-water mark survive the export
+    assert check_skill_folder(folder).ok and out.metadata["method"] == "skill_alpha" and out.metadata["step"] == "3"
+    rule_src = {k: v for k, v in out.metadata.items() if k.startswith("rule-")}
+    assert set(rule_src) == {f"rule-{r.label}" for r in rules_of(z).rules}
+    written = {rid for rec in history if rec["valid"] for rid in rec["after"]}
+    for r in rules_of(z).rules:                      # z0 rules no valid edit rewrote say so
+        assert (rule_src[f"rule-{r.label}"] == "z0") == (r.label not in written)
     recs = [json.loads(l) for l in (folder / "changelog.jsonl").read_text().splitlines()]
     assert len(recs) == len(st.stream) and {"action", "target", "before", "after", "valid"} <= set(recs[0])
     assert sum(action_histogram(history).values()) == len(st.stream)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from skillax.methods.skillos.config import skillos
+from tests.methods.test_skills_wiring import HANDWRITTEN, SIX, assert_agent_skills
 from tests.models.hf_fixtures import save_hf_model
 
 
@@ -185,6 +186,7 @@ def test_warm_start_save_then_load_and_eval_on_two_splits(tiny_model, tmp_path):
 
     b = cfg(1)
     b.warmstart.load_dir, b.warmstart.wait_s = str(ws), 5.0
+    b.init_skills = str(HANDWRITTEN)                       # every rollout's repo starts with these six
     res_b = run(b, str(tmp_path / "rl"))
     assert not (tmp_path / "rl" / "sft_curator.jsonl").exists()          # both SFT stages skipped
     assert set(res_b["conditions"]) == {"curated"} and res_b["curator"] == "rl" and res_b["rl_steps"] == 1
@@ -204,6 +206,13 @@ def test_warm_start_save_then_load_and_eval_on_two_splits(tiny_model, tmp_path):
     assert np.isfinite(m["curate/loss"])
     assert m["curate/ratio_mean"] == pytest.approx(1.0, abs=1e-3) and m["curate/clip_frac"] == 0.0  # on-policy
     assert (tmp_path / "rl" / "eval_repos" / "valid_train" / "g0").is_dir()
+    assert set(SIX) <= set(SkillRepo(tmp_path / "rl" / "eval_repos" / "valid_train" / "g0").names())
+    assert {r.retrieved for r in read_records(tmp_path / "rl" / "eval" / "curated__valid_seen.jsonl")} == {3}
+    exported = assert_agent_skills(tmp_path / "rl" / "skills")       # best repo of step 0, through the gate
+    assert set(SIX) <= {p.name for p in exported}
+    from skillax.skills.skill_md import parse_skill_md
+    meta = parse_skill_md((tmp_path / "rl" / "skills" / SIX[0] / "SKILL.md").read_text()).metadata
+    assert meta == {"method": "skillos", "run-id": "rl", "step": "0"}
 
     # the rl arm's frozen executor is the sft arm's, bit for bit; the saved curator differs from it
     eng = PolicyEngine.create(tiny_config(tiny_model), tmp_path / "probe")
@@ -223,6 +232,7 @@ def test_warm_start_save_then_load_and_eval_on_two_splits(tiny_model, tmp_path):
     start, host, _ = eng.restore()
     eng.close()
     assert start == 1 and set(host["repos"]) == {"g0-n0", "g0-n1"}
+    assert all(set(SIX) <= set(r["skills"]) for r in host["repos"].values())
     assert host["repos"]["g0-n0"]["format"] == "skillax.skill_repo/1"
     assert "next_index" in json.dumps(host["stream"])
 

@@ -7,7 +7,7 @@ import pytest
 
 from skillax.skills.lenient import read_skill_md
 from skillax.skills.library import (
-    LibraryError, LibrarySchemaError, SkillLibrary, eviction_score,
+    LibraryError, LibrarySchemaError, SkillLibrary, SkillRecord, eviction_score, record_to_skill,
 )
 from skillax.skills.parsers import Distil, parse_distil
 from skillax.skills.skill_md import parse_skill_md
@@ -133,7 +133,7 @@ def test_foreign_files_rejected(tmp_path):
     with lib.conn:
         lib.conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
     lib.close()
-    with pytest.raises(LibrarySchemaError, match="schema_version 99; this skillax reads schema_version 1"):
+    with pytest.raises(LibrarySchemaError, match="schema_version 99; this skillax reads schema_version 2"):
         SkillLibrary(tmp_path / "v.db")
     other = sqlite3.connect(tmp_path / "o.db")
     other.execute("CREATE TABLE t(x)")
@@ -146,6 +146,54 @@ def test_foreign_files_rejected(tmp_path):
         SkillLibrary(tmp_path / "g.db")
     with pytest.raises(ValueError, match="eviction must be one of"):
         SkillLibrary(":memory:", eviction="lru")
+
+
+def test_source_tasks_recorded_merged_and_exported(tmp_path):
+    """Issue 22 provenance: the inserting task's id, then each merged duplicate's (distinct);
+    none known -> no `source-tasks` key."""
+    lib = SkillLibrary(tmp_path / "s.db")
+    a = lib.admit(LESSON, 1.0, "heat an apple", step=3, source_task="valid_train/heat-apple/trial_1")
+    assert lib.get(a.id).source_tasks == ("valid_train/heat-apple/trial_1",)
+    for t in ("valid_train/heat-apple/trial_2", "valid_train/heat-apple/trial_1", None):
+        assert lib.admit(LESSON, 1.0, "heat an apple", step=4, source_task=t).status == "merged"
+    rec = lib.get(a.id)
+    assert (rec.merges, rec.source_tasks) == (3, ("valid_train/heat-apple/trial_1", "valid_train/heat-apple/trial_2"))
+    assert lib.add("x", "", "raw actions", step=5, attempt_type="raw", source_task="t9").id == 2
+    lib.add("y", "", "no source", step=5, attempt_type="imported")
+    lib.close()
+    again = SkillLibrary(tmp_path / "s.db")                            # persisted
+    assert [r.source_tasks for r in again.records()] == [rec.source_tasks, ("t9",), ()]
+    docs = [record_to_skill(r) for r in again.records()]
+    assert docs[0].metadata["source-tasks"] == "valid_train/heat-apple/trial_1, valid_train/heat-apple/trial_2"
+    assert (docs[1].metadata["source-tasks"], docs[1].metadata["reward-at-creation"]) == ("t9", 1.0)
+    assert "source-tasks" not in docs[2].metadata and "reward-at-creation" not in docs[2].metadata
+
+
+def test_schema_1_file_is_upgraded_in_place(tmp_path):
+    """A library written before `source_tasks` (schema 1: a campaign checkpoint) still opens;
+    its records' source tasks are unknown (empty), new ones record theirs."""
+    path = tmp_path / "v1.db"
+    conn = sqlite3.connect(path)
+    conn.executescript("""
+        CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE skills(id INTEGER PRIMARY KEY AUTOINCREMENT, scenario TEXT NOT NULL,
+          description_head TEXT NOT NULL, strategy TEXT NOT NULL, utility REAL NOT NULL,
+          count INTEGER NOT NULL, created_step INTEGER NOT NULL, attempt_type TEXT NOT NULL,
+          merges INTEGER NOT NULL DEFAULT 0);
+        INSERT INTO meta VALUES ('schema_version', '1');
+        INSERT INTO skills (scenario, description_head, strategy, utility, count, created_step, attempt_type)
+          VALUES ('cool a pan', 'Cooling', 'Action lesson: use the fridge.', 0.525, 2, 7, 'success');""")
+    conn.commit()
+    data = conn.serialize()
+    conn.close()
+    copy = SkillLibrary.from_bytes(data, tmp_path / "from-bytes.db")  # checkpoint payload path
+    lib = SkillLibrary(path)
+    for one in (lib, copy):
+        assert one.records() == [SkillRecord(1, "cool a pan", "Cooling", "Action lesson: use the fridge.",
+                                             0.525, 2, 7, "success", 0, ())]
+        assert one.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("2",)
+    assert lib.add("heat", "", "x", step=8, source_task="t1").id == 2
+    assert lib.get(2).source_tasks == ("t1",)
 
 
 def test_export_skill_md_readable_back(tmp_path):

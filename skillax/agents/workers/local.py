@@ -38,6 +38,10 @@ class LocalWorker:
         it ignore it).
       max_prompt_tokens: prompts longer than this (in tokens) are not generated; their
         completion carries an error (counted failure). None = no limit.
+      reserve_calls: optional ``n -> first`` reservation of ``n`` sampler key steps
+        (``PolicySampler.reserve_calls``) for a ``generate_fn`` that also takes ``keys=``
+        (one (step, row) key per prompt): then ``chat(..., keys=...)`` samples each row with its
+        own key, whichever rows share the call (overlapped play, ``agents.agent_loop``).
 
     Raises:
       ValueError: the tokenizer has no chat template and no ``render_fn`` was given.
@@ -46,7 +50,8 @@ class LocalWorker:
     def __init__(self, tokenizer: Any, generate_fn: GenerateFn, *,
                  render_fn: Callable[[Any, list[dict]], str] | None = None,
                  enable_thinking: bool = False,
-                 max_prompt_tokens: int | None = None) -> None:
+                 max_prompt_tokens: int | None = None,
+                 reserve_calls: Callable[[int], int] | None = None) -> None:
         if render_fn is None and not getattr(tokenizer, "chat_template", None):
             raise ValueError("tokenizer has no chat_template; pass render_fn")
         self.tokenizer = tokenizer
@@ -54,6 +59,7 @@ class LocalWorker:
         self.render_fn = render_fn
         self.enable_thinking = enable_thinking
         self.max_prompt_tokens = max_prompt_tokens
+        self.reserve_calls = reserve_calls
         self.usage = Usage()
 
     def __repr__(self) -> str:
@@ -74,7 +80,8 @@ class LocalWorker:
         return list(self.tokenizer(self.render(messages), add_special_tokens=False)["input_ids"])
 
     def chat(self, batch: Sequence[Sequence[dict]], *, temperature: float, max_tokens: int,
-             stop: Sequence[str] | None = None) -> list[Completion]:
+             stop: Sequence[str] | None = None,
+             keys: Sequence[tuple[int, int]] | None = None) -> list[Completion]:
         """Answer all conversations with one ``generate_fn`` call.
 
         Args:
@@ -82,6 +89,8 @@ class LocalWorker:
           temperature: sampling temperature (0 = greedy, as the sampler defines it).
           max_tokens: max new tokens per conversation.
           stop: stop strings (passed to the sampler and cut from the decoded text).
+          keys: optional (step, row) sampler key per conversation, passed on as
+            ``generate_fn(..., keys=...)`` (needs ``reserve_calls``, class docstring).
 
         Returns:
           N :class:`Completion` in input order; ``prompt_tokens``/``completion_tokens`` count
@@ -92,6 +101,9 @@ class LocalWorker:
             or an unknown stop reason (a sampler bug must be loud).
         """
         stops = validate_chat_args(batch, temperature, max_tokens, stop)
+        if keys is not None and (self.reserve_calls is None or len(keys) != len(batch)):
+            raise ValueError(f"keys need a keyed generate_fn (reserve_calls) and one key per conversation "
+                             f"({len(keys)} keys, {len(batch)} conversations)")
         prompts = [self.encode(conv) for conv in batch]
         out: list[Completion | None] = [None] * len(prompts)
         todo = []
@@ -102,8 +114,9 @@ class LocalWorker:
             else:
                 todo.append(i)
         if todo:
+            kw = {} if keys is None else {"keys": [keys[i] for i in todo]}
             results = self.generate_fn([prompts[i] for i in todo], int(max_tokens),
-                                       float(temperature), list(stops))
+                                       float(temperature), list(stops), **kw)
             self.usage.add(requests=1)
             if len(results) != len(todo):
                 raise ValueError(f"generate_fn returned {len(results)} rows for {len(todo)} prompts")

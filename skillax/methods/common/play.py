@@ -25,3 +25,25 @@ def play_config(cfg, max_skills: int = 1) -> PlayConfig:
     if "max_action_chars" in p:
         kw["max_action_chars"] = int(p.max_action_chars)
     return PlayConfig(**kw)
+
+
+def play_overlap(value) -> int | str:
+    """``play_episodes(overlap=...)`` from a config value (``rollout.overlap`` /
+    ``executor.overlap``): 1 = lock-step, an int K >= 2 = overlapped, -1 or "auto" = "auto"
+    (``skillax.agents.agent_loop.play_episodes``). Raises ValueError on anything else (0,
+    -2, "fast", a bool)."""
+    if isinstance(value, str):
+        v = value.strip().lower()
+        if v == "auto":
+            return "auto"
+        try:
+            value = int(v)
+        except ValueError:
+            raise ValueError(f"overlap must be an int >= 1, -1 or 'auto', got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"overlap must be an int >= 1, -1 or 'auto', got {value!r}")
+    if value == -1:
+        return "auto"
+    if value < 1:
+        raise ValueError(f"overlap must be an int >= 1, -1 or 'auto', got {value}")
+    return value

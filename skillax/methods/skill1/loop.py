@@ -8,6 +8,12 @@ deadline (``methods.common.clock.RLClock``) with a checkpoint. Evaluation: every
 split of ``eval_splits(cfg)`` (``eval.n_tasks = 0``) under ``with_library`` and
 ``without_library`` (``eval.ablate_retrieval``); an arm that never had a library (``steps =
 0`` with an empty library, or ``ablation = "no_library"``) evaluates ``without_library`` only.
+
+Skills (issue 22): ``init_skills`` (a folder of SKILL.md folders) seeds the library when the
+run does not resume (``skills.importing.seed_library``: U = 0.5, n = 1, attempt type
+"imported"). ``<workdir>/skills/`` is the library through the Agent Skills export gate
+(``skills.spec``) with run provenance (method, run id = the workdir's name, step), written at
+every checkpoint and at the end: it always holds the last committed step's library.
 """
 
 from __future__ import annotations
@@ -21,22 +27,24 @@ import time
 import numpy as np
 
 from skillax.agents.envs import env_spec
-from skillax.agents.envs.runner import EnvPool
+from skillax.agents.envs.runner import EnvPool, resolve_workers
 from skillax.config_defaults import SKILL1_ABLATIONS
 from skillax.methods.common import tasks as task_lib
 from skillax.methods.common import warmstart as ws_lib
 from skillax.methods.common.clock import RLClock
 from skillax.methods.common.engine import PolicyEngine
 from skillax.methods.common.eval_io import eval_splits, write_condition
-from skillax.methods.common.play import play_config
+from skillax.methods.common.play import play_config, play_overlap
 from skillax.methods.common.rows import build_batch
 from skillax.methods.skill1 import objectives as obj_lib
 from skillax.methods.skill1 import sft_data
 from skillax.methods.skill1.evaluate import evaluate_condition, library_stats
 from skillax.methods.skill1.rollout import RolloutConfig, rollout, update_library
 from skillax.rl.metrics import MetricsWriter
+from skillax.skills import importing
 from skillax.skills.library import SkillLibrary
 from skillax.skills.retrieval import DenseIndex, load_minilm
+from skillax.skills.spec import provenance
 
 
 def ablation(cfg) -> str:
@@ -58,13 +66,31 @@ def rollout_config(cfg, *, use_retrieval: bool | None = None, distil: str | None
                          distil_tokens=int(r.distil_tokens), max_steps=int(cfg.env.max_steps),
                          use_retrieval=use, selection=ab != "no_selection", distil=dis,
                          distil_prompt_chars=int(r.get("distil_prompt_chars", 3000)),
-                         distil_parse_fail=str(cfg.rl.get("distil_parse_fail", "zero")))
+                         distil_parse_fail=str(cfg.rl.get("distil_parse_fail", "zero")),
+                         overlap=play_overlap(r.get("overlap", 1)))
 
 
 def make_pool(cfg) -> EnvPool:
+    """The run's game pool: ``env.workers`` processes (-1 / "auto": sized to the cores)."""
     name = task_lib.resolve_env(cfg.env.name)
     spec = env_spec(name, max_steps=int(cfg.env.max_steps))
-    return EnvPool(spec, n_workers=int(cfg.env.workers), max_steps=int(cfg.env.max_steps))
+    return EnvPool(spec, n_workers=resolve_workers(cfg.env.workers), max_steps=int(cfg.env.max_steps))
+
+
+def export_library(library, workdir: pathlib.Path, step: int | None) -> list[str]:
+    """Write ``<workdir>/skills/`` (module docstring); ``step``: the last committed RL step
+    (None: no RL step yet). Returns the folder names written."""
+    return library.export_skill_md(workdir / "skills", provenance=provenance(
+        "skill1", run_id=workdir.name, step=step if step is not None and step >= 0 else None))
+
+
+def seed_from_config(cfg, library) -> int:
+    """Seed ``library`` from ``cfg.init_skills`` (none when unset or when it already holds
+    imported skills: a re-run of an attempt that never checkpointed); returns the number added."""
+    report = importing.from_config(cfg)
+    if report is None or any(r.attempt_type == "imported" for r in library.records()):
+        return 0
+    return len(importing.seed_library(library, report, step=0))
 
 
 def _library_kwargs(cfg, encoder) -> dict:
@@ -122,7 +148,7 @@ def sft_stage(engine, cfg, train_tasks, pool) -> dict:
                                         int(cfg.seed), max_steps) if fraction > 0 else {}
     extra = sft_data.extra_transcripts(tasks, records, distil_demos=demos, query_demos=queries, max_steps=max_steps,
                                        max_chars=int(cfg.rollout.get("distil_prompt_chars", 3000)))
-    out = play_sft_warmstart(engine, cfg, tasks, pool=pool if int(cfg.env.workers) > 1 else None,
+    out = play_sft_warmstart(engine, cfg, tasks, pool=pool if pool.n_workers > 1 else None,
                              skills_for=sft_data.skills_for(assign) if assign else None, extra_transcripts=extra)
     out["skill_episodes"] = dict(collections.Counter(kind for kind, _ in assign.values()))
     return out
@@ -174,6 +200,9 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             if save_ws is not None:
                 save_ws.save(engine, summary=sft_metrics)
                 print(f"warm start saved to {save_ws.dir}")
+        n_seeded = seed_from_config(cfg, library)         # init_skills (issue 22)
+        if n_seeded:
+            print(f"library seeded with {n_seeded} skills from {cfg.init_skills}")
     index.sync(library.retrieval_texts())
 
     policy = engine.policy_sampler(float(cfg.temperature))
@@ -182,6 +211,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
                            bar_keys=("success_rate", "retrieval_rate", "library_size", "util/loss"))
     clock = RLClock.from_config(cfg).start()
     count_mode = str(cfg.library.get("count_mode", "selected"))
+    committed = start - 1                        # the last checkpointed RL step (-1: none)
     try:
         for step in range(start, int(cfg.steps)):
             t0 = time.perf_counter()
@@ -210,6 +240,8 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             stop = clock.stop_reason(step_s)
             if (step + 1) % int(cfg.checkpoint_every) == 0 or step + 1 == int(cfg.steps) or stop:
                 engine.save(step, {"stream": stream.get_state()}, {"library": library.state_bytes()})
+                committed = step
+                export_library(library, workdir, committed)   # skills/ = the last committed step
             if stop:
                 print(f"{stop}; stopping RL after step {step} (re-run to resume)")
                 break
@@ -218,7 +250,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
 
     results = evaluate_run(cfg, engine, library, index, pool, pcfg, workdir,
                            never_had_library=ab == "no_library" or (int(cfg.steps) == 0 and len(library) == 0))
-    exported = library.export_skill_md(workdir / "skills")
+    exported = export_library(library, workdir, committed)
     print(f"library: {len(library)} skills exported to {workdir / 'skills'} ({len(exported)} files)")
     try:
         from skillax.rl.plot import plot

@@ -1,14 +1,18 @@
 """One Skill1 rollout batch: query -> retrieve -> rerank -> play -> reward -> distil.
 
-Reads like the paper's per-task procedure (DESIGN.md §1.3), run in lock-step over all
-``len(tasks) x G`` episodes so every policy call is one batched sampler call:
+Reads like the paper's per-task procedure (DESIGN.md §1.3), run over all ``len(tasks) x G``
+episodes at once so every policy call is one batched sampler call:
 
 1. the policy writes a retrieval query (prompt ends with an open ``<query>`` tag);
 2. a frozen MiniLM encoder scores library skills by cosine; keep cos >= threshold, top-K;
 3. the policy orders the candidates (``<rank>3,1,2</rank>``; skipped under 2 candidates);
    the top-1 skill conditions play;
 4. multi-turn play (``<think>..</think><action>..</action>``, history of the last k steps)
-   until the game ends or the step cap; r(tau) = won;
+   until the game ends or the step cap; r(tau) = won. The games' resets are submitted to the
+   pool before step 1 (``pool.start_batch``), so they run while the policy writes queries and
+   reranks; play is lock-step (``overlap = 1``) or overlapped (``overlap >= 2`` / "auto",
+   ``agents.agent_loop.play_episodes``) and samples each turn with per-(turn, episode) keys
+   (``methods.common.policy.TurnSampler``), so both give the same episodes;
 5. the policy reflects on the whole trajectory and emits the distil JSON.
 
 Library updates (EMA on all K retrieved, n(s) counts, admission, merge, eviction) are applied
@@ -28,6 +32,7 @@ from typing import Sequence
 
 from skillax.agents.agent_loop import PlayConfig, Trajectory, play_episodes
 from skillax.agents.envs.base import Task
+from skillax.methods.common.policy import TurnSampler
 from skillax.methods.common.rows import Generation
 from skillax.methods.skill1 import prompts, rewards
 from skillax.skills.parsers import DistilParse, RankParse, parse_distil, parse_query, parse_rank
@@ -73,6 +78,7 @@ class RolloutConfig:
     distil: "policy" (the policy's distil JSON) | "raw" (w/o Distillation) | "off" (none).
     distil_prompt_chars: character budget of the trajectory in the distil prompt.
     distil_parse_fail: R_distill on an unparsable distil JSON, "zero" | "raw" (``rewards``).
+    overlap: play loop, 1 = lock-step | K >= 2 | "auto" (``play_episodes``; same episodes).
     """
 
     top_k: int = 5
@@ -87,6 +93,7 @@ class RolloutConfig:
     distil: str = "policy"
     distil_prompt_chars: int = prompts.DISTIL_PROMPT_CHARS
     distil_parse_fail: str = "zero"
+    overlap: int | str = 1
 
     def __post_init__(self):
         if self.distil not in DISTIL_MODES:
@@ -108,10 +115,13 @@ def steps_view(trajectory: Trajectory) -> list[tuple[str, str]]:
 
 def rollout(tasks: Sequence[Task], group_size: int, policy, library, index, pool,
             play_cfg: PlayConfig, cfg: RolloutConfig) -> list[Episode]:
-    """Run ``len(tasks) * group_size`` episodes (episode e plays ``tasks[e // group_size]``)."""
+    """Run ``len(tasks) * group_size`` episodes (episode e plays ``tasks[e // group_size]``) on
+    ``pool``, an :class:`~skillax.agents.envs.runner.EnvPool` (its ``start_batch`` / ``poll``
+    carry the resets submitted before the query stage)."""
     eps = [Episode(index=e, group=e // group_size, task=tasks[e // group_size], retrieval_on=cfg.use_retrieval)
            for e in range(len(tasks) * group_size)]
     tok = policy.tokenizer
+    pool.start_batch([ep.task for ep in eps])   # resets run behind the query / retrieval / rerank stage
 
     # 1. query (w/o Selection: the task text itself)
     if cfg.use_retrieval and not cfg.selection:
@@ -160,14 +170,10 @@ def rollout(tasks: Sequence[Task], group_size: int, policy, library, index, pool
     skills = [[prompts.skill_text(by_id[ep.chosen_id].description_head, by_id[ep.chosen_id].strategy)]
               if ep.chosen_id in by_id else [] for ep in eps]
 
-    def generate(msgs):
-        ids = [policy.encode(m) for m in msgs]
-        gens = policy.sample(ids, objective="util", episodes=[-1] * len(ids),
-                             max_new_tokens=cfg.action_tokens, stop_strings=["</action>"])
-        return [{"text": g.text, "generation": g} for g in gens]
-
+    generate = TurnSampler(policy, max_turns=cfg.max_steps, max_new_tokens=cfg.action_tokens,
+                           stop_strings=["</action>"], objective="util")
     trajs = play_episodes(pool, [ep.task for ep in eps], generate, skills=skills, cfg=play_cfg,
-                          max_steps=cfg.max_steps)
+                          max_steps=cfg.max_steps, overlap=cfg.overlap, started=True)
     for ep, tr in zip(eps, trajs):
         ep.trajectory = tr
         for st in tr.steps:
@@ -210,7 +216,8 @@ def update_library(eps: Sequence[Episode], library, step: int, count_mode: str =
     """EMA on all K retrieved skills of each episode (Skill1 paper: U is updated for every
     candidate of B_K), n(s) += 1 for the selected top-1 (``count_mode="selected"``, the
     paper's n(s); ``"retrieved"``: for all K), then admission of won episodes' distils (or,
-    w/o Distillation, of their raw action sequences).
+    w/o Distillation, of their raw action sequences), each recording the episode's task id as
+    its source task (``SkillLibrary.add``; merged duplicates append theirs).
 
     Returns counts: admitted, merged, rejected, evicted. Raises ValueError for another
     ``count_mode``.
@@ -224,10 +231,10 @@ def update_library(eps: Sequence[Episode], library, step: int, count_mode: str =
             library.update_utilities(ep.retrieved_ids, ep.r, counted=counted)
     for ep in eps:
         if ep.distil is not None:
-            adm = library.admit(ep.distil, ep.r, scenario=ep.task.goal, step=step)
+            adm = library.admit(ep.distil, ep.r, scenario=ep.task.goal, step=step, source_task=ep.task.id)
         elif ep.raw_skill:
-            adm = library.add(ep.task.goal, ep.task.goal, ep.raw_skill, step=step, attempt_type="raw") \
-                if ep.r >= 1.0 else None
+            adm = library.add(ep.task.goal, ep.task.goal, ep.raw_skill, step=step, attempt_type="raw",
+                              source_task=ep.task.id) if ep.r >= 1.0 else None
         else:
             continue
         kind = "rejected" if adm is None else {"inserted": "admitted", "merged": "merged"}.get(adm.status, "rejected")

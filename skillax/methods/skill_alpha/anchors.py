@@ -10,6 +10,9 @@ edited skills, all k anchors) is batched.
 
 * :class:`EnvScorer` -- experience-to-skill: the worker plays the anchored game (ALFWorld /
   TextWorld) with ``skillax.agents.agent_loop.play_episodes``; V = game success (``won``).
+  A local worker samples turn t of episode e with the key (base + t, e) (base reserved per
+  play call, the ``methods.common.policy.TurnSampler`` scheme), so lock-step and overlapped
+  play (``overlap``) give the same episodes.
 * :class:`ReasoningScorer` -- reasoning: one answer per question; V = the reasoning-gym scorer
   (or math-verify for AIME) through :class:`skillax.agents.envs.reasoning.ReasoningEnv`.
 * :class:`RubricScorer` -- document-to-skill: one answer per question; V = the all-or-nothing
@@ -57,16 +60,19 @@ class EnvScorer:
       play_cfg: :class:`~skillax.agents.agent_loop.PlayConfig` (skill caps, history).
       max_steps: step cap per anchored episode.
       temperature, max_tokens: worker sampling per play turn.
+      overlap: play loop, 1 = lock-step | K >= 2 | "auto" (``play_episodes``).
     """
 
     def __init__(self, worker, env: str, *, env_kwargs: dict | None = None, n_workers: int = 0,
-                 play_cfg=None, max_steps: int = 20, temperature: float = 0.0, max_tokens: int = 64):
+                 play_cfg=None, max_steps: int = 20, temperature: float = 0.0, max_tokens: int = 64,
+                 overlap: int | str = 1):
         from skillax.agents.agent_loop import PlayConfig
 
         self.worker, self.env, self.env_kwargs = worker, env, dict(env_kwargs or {})
         self.n_workers, self.max_steps = int(n_workers), int(max_steps)
         self.play_cfg = play_cfg or PlayConfig(max_skills=1, max_skill_chars=6000)
         self.temperature, self.max_tokens = float(temperature), int(max_tokens)
+        self.overlap = overlap
         self._pool = None
         self.jobs_run = 0
 
@@ -78,9 +84,10 @@ class EnvScorer:
             self._pool = EnvPool(env_spec(self.env, **self.env_kwargs), self.n_workers, max_steps=self.max_steps)
         return self._pool
 
-    def _generate(self, prompts: list) -> list[dict]:
+    def _generate(self, prompts: list, keys=None) -> list[dict]:
+        kw = {} if keys is None else {"keys": keys}
         outs = self.worker.chat(prompts, temperature=self.temperature, max_tokens=self.max_tokens,
-                                stop=["</action>"])
+                                stop=["</action>"], **kw)
         res = []
         for c in outs:
             text = c.text
@@ -92,12 +99,22 @@ class EnvScorer:
         return res
 
     def play(self, jobs: Sequence[tuple[str, Task]]):
-        """Trajectories of the worker on the jobs' tasks (one lock-step batch)."""
+        """Trajectories of the worker on the jobs' tasks (one batch; keyed per (turn, episode)
+        when the worker has ``reserve_calls``, module docstring)."""
         from skillax.agents.agent_loop import play_episodes
 
         skills = [[ctx] if ctx.strip() else [] for ctx, _ in jobs]
-        return play_episodes(self.pool(), [t for _, t in jobs], self._generate, skills=skills,
-                             cfg=self.play_cfg, max_steps=self.max_steps)
+        reserve = getattr(self.worker, "reserve_calls", None)
+        if reserve is not None:
+            base = reserve(self.max_steps)
+
+            def generate(prompts, ids):
+                return self._generate(prompts, [(base + t, e) for e, t in ids])
+        else:
+            def generate(prompts, ids):
+                return self._generate(prompts)
+        return play_episodes(self.pool(), [t for _, t in jobs], generate, skills=skills,
+                             cfg=self.play_cfg, max_steps=self.max_steps, overlap=self.overlap, pass_ids=True)
 
     def score(self, jobs: Sequence[tuple[str, Task]]) -> list[JobScore]:
         if not jobs:

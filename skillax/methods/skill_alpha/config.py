@@ -23,10 +23,16 @@ Keys (``configs/skill_alpha_*.py`` override):
   comparison then differs only by the skill), ``max_tokens`` (answers) / ``action_tokens``
   (game turns).
 * ``judge``: ``kind`` "worker" (the frozen worker grades) | "openai"; ``max_retries``.
-* ``env`` (experience): name "auto" | "alfworld" | "textworld", splits, step cap, processes,
-  ``families`` (keep only these task families; empty = all).
+* ``env`` (experience): name "auto" | "alfworld" | "textworld", splits, step cap, processes
+  (``workers``: 0 = in-process, N, -1 = the cores this process may use minus one,
+  ``agents.envs.runner.resolve_workers``), ``families`` (keep only these task families; empty
+  = all). ``play.overlap``: the worker's game play, 1 = lock-step (default; on a GPU a game
+  turn is cheaper than a sampler call's fixed cost) | K >= 2 = overlapped | -1 = "auto"; the
+  frozen worker samples each turn with per-(turn, episode) keys, so the episodes are the same.
 * ``reasoning``: reasoning-gym datasets, items per dataset; ``document``: path / questions.
-* ``skill``: name, description, initial rules of z_0.
+* ``skill``: name, description, initial rules of z_0. ``init_skills`` (``config_defaults.base``,
+  issue 22): z_0 from a folder of SKILL.md folders instead (``setting.initial_skill``; with
+  several skills ``skill.name`` picks one, else all their rules are merged into one skill).
 * ``infer``: temperature; ``eval`` (``evaluate``): ``n_tasks`` per split (0 = every game),
   ``splits`` (tuple or "a,b"; default ``env.eval_split``), ``conditions`` (subset of
   "no_skill,with_skill,handwritten"; default all that apply), ``batch_size`` (episodes per
@@ -81,7 +87,7 @@ def skill_alpha(setting: str = "experience") -> ml_collections.ConfigDict:
                                    cache_path=""))))
     c.env = D(dict(name="auto", train_split="valid_train", eval_split="valid_unseen", max_steps=30, workers=0,
                    tw_games_per_family=8, data_dir="", families=()))
-    c.play = D(dict(history_k=2, max_admissible=40, max_obs_chars=600, max_skill_chars=6000))
+    c.play = D(dict(history_k=2, max_admissible=40, max_obs_chars=600, max_skill_chars=6000, overlap=1))
     c.reasoning = D(dict(datasets=("basic_arithmetic", "chain_sum", "gcd", "lcm", "letter_counting",
                                    "number_sorting"), n_per_dataset=24, eval_per_dataset=8))
     c.document = D(dict(path="", questions=""))

@@ -8,7 +8,10 @@ recorded as skipped.
 
 Output folder ``<out>/<name>/``:
 
-* ``SKILL.md`` -- z_T (strict-valid; written through :class:`skillax.skills.repo.SkillRepo`);
+* ``SKILL.md`` -- z_T through the Agent Skills export gate (``skills.spec.export_skills``:
+  spec-valid, a flat string ``metadata`` with the run's provenance and, per rule, the evidence
+  chunk and edit action that last wrote it: ``rule-R3: chunk 5 UPDATE (step 5)``, ``z0`` for a
+  rule that came with z_0; ``skills.spec.rule_provenance``);
 * ``changelog.jsonl`` -- one record per chunk: ``step``, ``chunk``, ``family``, ``action``
   (or null), ``target``, ``before`` ({rule id: text before the edit} for the targets),
   ``after`` ({rule id: text after} for the created / updated / merged rule), ``valid``,
@@ -25,7 +28,7 @@ from typing import Sequence
 from skillax.methods.skill_alpha import prompts
 from skillax.methods.skill_alpha.action_space import edit_in_space
 from skillax.skills.edits import ACTIONS
-from skillax.skills.repo import SkillRepo, atomic_write_text
+from skillax.skills.repo import atomic_write_text
 from skillax.skills.rules import rules_of
 from skillax.skills.skill_md import SkillDoc
 
@@ -107,11 +110,19 @@ def _md(history: Sequence[dict], skill: SkillDoc) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_skill_folder(out_dir: str | pathlib.Path, skill: SkillDoc, history: Sequence[dict]) -> pathlib.Path:
-    """Write ``<out_dir>/<name>/{SKILL.md, changelog.jsonl, CHANGELOG.md}``; returns the folder."""
-    repo = SkillRepo(out_dir, durable=False)
-    repo.put(skill)
-    folder = repo.path_of(skill.name).parent
+def write_skill_folder(out_dir: str | pathlib.Path, skill: SkillDoc, history: Sequence[dict], *,
+                       provenance: dict | None = None) -> pathlib.Path:
+    """Write ``<out_dir>/<name>/{SKILL.md, changelog.jsonl, CHANGELOG.md}`` (module docstring;
+    ``provenance``: run-level strings, ``skills.spec.provenance("skill_alpha", ...)``); returns
+    the folder. ``<name>`` is the gate's name for the skill (``skill.name`` when valid).
+    Raises ValueError when the gate cannot make z_T spec-valid (nothing is written then)."""
+    from skillax.skills.spec import export_skills, rule_provenance
+
+    per_rule = rule_provenance(history, [r.label for r in rules_of(skill).rules])
+    rep = export_skills([skill], out_dir, provenance=provenance, per_skill={skill.name: per_rule}, quiet=True)
+    if not rep.written:
+        raise ValueError(f"z_T {skill.name!r} cannot be exported as a valid skill: {rep.skipped}")
+    folder = pathlib.Path(out_dir) / rep.written[0]
     atomic_write_text(folder / "changelog.jsonl", "".join(json.dumps(r) + "\n" for r in history), durable=False)
     atomic_write_text(folder / "CHANGELOG.md", _md(history, skill), durable=False)
     return folder

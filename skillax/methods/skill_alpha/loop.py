@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 
+from skillax.agents.envs.runner import resolve_workers
 from skillax.methods.common import warmstart as warmstart_lib
 from skillax.methods.common.clock import RLClock
 from skillax.methods.common.engine import PolicyEngine
@@ -27,6 +28,7 @@ from skillax.rl.metrics import MetricsWriter
 from skillax.skills.edits import ACTIONS
 from skillax.skills.rules import rules_of
 from skillax.skills.skill_md import SkillDoc, parse_skill_md, render_skill_md
+from skillax.skills.spec import provenance
 
 
 @dataclasses.dataclass
@@ -136,17 +138,18 @@ def play_warmstart(cfg, engine) -> dict:
     from skillax.methods.common import tasks as task_lib
 
     env = task_lib.resolve_env(cfg.env.name)
+    n_workers = resolve_workers(cfg.env.workers)        # -1 / "auto": the cores minus one
     if env == "alfworld":  # fill the planner cache in parallel first
         from skillax.agents.envs.experts import alfworld_experts
 
-        alfworld_experts(train_tasks, n_workers=max(1, int(cfg.env.workers)))
+        alfworld_experts(train_tasks, n_workers=max(1, n_workers))
     pool = None
-    if int(cfg.env.workers) > 0:  # replay the experts on env.workers processes (ALFWorld resets take ~1-3 s)
+    if n_workers > 0:  # replay the experts on env.workers processes (ALFWorld resets take ~1-3 s)
         from skillax.agents.envs import env_spec
         from skillax.agents.envs.runner import EnvPool
 
         steps = int(cfg.env.max_steps)
-        pool = EnvPool(env_spec(env, max_steps=steps), int(cfg.env.workers), max_steps=steps)
+        pool = EnvPool(env_spec(env, max_steps=steps), n_workers, max_steps=steps)
     try:
         return play_sft_warmstart(engine, pc, train_tasks, setting_lib.play_config(cfg), pool=pool)
     finally:
@@ -271,7 +274,9 @@ def run(cfg, workdir=None):
             z_t, history, trunc = infer(st.stream, editor, z0, temperature=float(cfg.infer.temperature),
                                         max_new_tokens=ucfg.max_new_tokens, max_prompt_tokens=ucfg.max_prompt_tokens,
                                         prefix=ucfg.prefix, actions=ucfg.actions)
-            folder = write_skill_folder(workdir / "skill", z_t, history)
+            rl_last = start + results["rl"]["steps_run"] - 1 if "rl" in results else start - 1
+            folder = write_skill_folder(workdir / "skill", z_t, history, provenance=provenance(
+                "skill_alpha", run_id=workdir.name, step=rl_last if rl_last >= 0 else None))
             results["inference"] = {"folder": str(folder), "rules": len(rules_of(z_t).rules),
                                     "actions": action_histogram(history), "truncations": dict(trunc),
                                     "seconds": time.perf_counter() - t0}

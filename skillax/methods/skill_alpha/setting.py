@@ -23,8 +23,10 @@ import random
 from typing import Sequence
 
 from skillax.agents.envs.base import Task
+from skillax.agents.envs.runner import resolve_workers
 from skillax.methods.skill_alpha import anchors as anchors_mod
 from skillax.methods.skill_alpha import evidence_stream as es
+from skillax.methods.common.play import play_overlap
 from skillax.methods.skill_alpha.config import DEFAULT_SKILL
 from skillax.methods.skill_alpha.prompts import skill_context
 from skillax.skills.evidence import EvidenceConfig
@@ -49,10 +51,38 @@ def evidence_config(cfg, max_prompt_tokens: int | None = None) -> EvidenceConfig
 
 
 def initial_skill(cfg) -> SkillDoc:
-    """z_0 from ``config.skill`` (name/description default per setting; rules may be empty)."""
+    """z_0 from ``config.skill`` (name/description default per setting; rules may be empty),
+    or, with ``init_skills`` (a folder of SKILL.md folders, issue 22), from those skills:
+    the one skill, or the one named ``skill.name`` (``skills.importing.initial_skill_from``:
+    its list items become rules R1..Rn, existing ``[Rk]`` rules keep their ids); a folder of
+    several without ``skill.name`` gives one skill holding all their rules (:func:`merged_skill`).
+    Raises ValueError when the folder holds no valid skill or no skill of that name."""
+    from skillax.skills import importing
+
     name, desc = DEFAULT_SKILL[cfg.setting]
+    report = importing.from_config(cfg)
+    if report is not None:
+        chosen = cfg.skill.get("name") or None
+        if chosen or len(report.skills) <= 1:
+            return importing.initial_skill_from(report, name=chosen)
+        return merged_skill(report.docs(), cfg.skill.get("description") or desc, name)
     doc = make_skill(cfg.skill.get("name") or name, cfg.skill.get("description") or desc)
     return with_rules(doc, make_rule_body(list(cfg.skill.get("initial_rules") or ())))
+
+
+def merged_skill(docs: Sequence[SkillDoc], description: str, name: str) -> SkillDoc:
+    """One rule skill from several imported skills (Skill-alpha edits one skill): each
+    skill's rules (``skills.importing.as_rule_skill``; a skill without list items gives one
+    rule, its body or description on one line) in folder order, each tagged with the skill's
+    name: ``- [R5] alfworld-heat-and-place: Go to the microwave and heat it ...``."""
+    from skillax.skills.importing import as_rule_skill
+    from skillax.skills.rules import rules_of
+
+    texts = []
+    for d in docs:
+        rules = [r.text for r in rules_of(as_rule_skill(d)).rules]
+        texts += [f"{d.name}: {t}" for t in (rules or [" ".join((d.body.strip() or d.description).split())])]
+    return with_rules(make_skill(name, description), make_rule_body(texts))
 
 
 def _openai(ocfg):
@@ -79,13 +109,15 @@ def build_worker(cfg, engine, reuse: bool = False, params=None):
         params = engine.persistent_frozen("worker", reuse=reuse)
     ps = engine.policy_sampler(float(w.temperature), frozen_params=params)
 
-    def generate_fn(prompt_ids, max_new_tokens, temperature, stop_strings):
+    def generate_fn(prompt_ids, max_new_tokens, temperature, stop_strings, keys=None):
         gens = ps.sample(prompt_ids, objective="worker", episodes=list(range(len(prompt_ids))),
-                         max_new_tokens=max_new_tokens, stop_strings=stop_strings, temperature=temperature)
+                         max_new_tokens=max_new_tokens, stop_strings=stop_strings, temperature=temperature,
+                         keys=keys)
         return [(g.completion_ids, g.stop_reason) for g in gens]
 
     budget = int(cfg.model.max_len) - max(int(w.max_tokens), int(w.action_tokens))
-    return LocalWorker(engine.tokenizer, generate_fn, max_prompt_tokens=budget)
+    # keyed game turns (anchors.EnvScorer): overlapped play samples what lock-step samples
+    return LocalWorker(engine.tokenizer, generate_fn, max_prompt_tokens=budget, reserve_calls=ps.reserve_calls)
 
 
 def build_judge(cfg, worker):
@@ -171,9 +203,10 @@ def _experience(cfg, worker, z0, ecfg):
 
     env = task_lib.resolve_env(cfg.env.name)
     scorer = anchors_mod.EnvScorer(worker, env, env_kwargs={"max_steps": int(cfg.env.max_steps)},
-                                   n_workers=int(cfg.env.workers), play_cfg=play_config(cfg),
+                                   n_workers=resolve_workers(cfg.env.workers), play_cfg=play_config(cfg),
                                    max_steps=int(cfg.env.max_steps), temperature=float(cfg.worker.temperature),
-                                   max_tokens=int(cfg.worker.action_tokens))
+                                   max_tokens=int(cfg.worker.action_tokens),
+                                   overlap=play_overlap(cfg.play.get("overlap", 1)))
     eval_tasks = experience_tasks(cfg, cfg.env.eval_split, int(cfg.eval.n_tasks) or None)
 
     def stream():
@@ -187,7 +220,7 @@ def _experience(cfg, worker, z0, ecfg):
         if env == "alfworld":
             from skillax.agents.envs.experts import alfworld_experts
 
-            experts = alfworld_experts(ev, n_workers=max(1, int(cfg.env.workers)))
+            experts = alfworld_experts(ev, n_workers=max(1, resolve_workers(cfg.env.workers)))
         else:
             from skillax.agents.envs.experts import textworld_expert
 

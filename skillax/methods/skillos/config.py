@@ -44,6 +44,13 @@ Evaluation (``eval``; :mod:`~skillax.methods.skillos.evaluate`): every split of
 ("" = no_memory + curated, + handwritten when ``eval.handwritten_dir`` is set; "none" = no
 evaluation; "auto" = "" except curated alone in an arm that loads a shared warm start),
 ``eval.batch_size`` concurrent episodes (0 = all at once).
+
+Play throughput (issue 17): ``env.workers`` game processes (0 = in-process, N, -1 = the cores
+this process may use minus one, ``agents.envs.runner.resolve_workers``); ``executor.overlap``
+1 = lock-step play (default: on a GPU an ALFWorld turn is cheaper than a policy call's fixed
+cost) | K >= 2 = overlapped | -1 = "auto" (``agents.agent_loop.play_episodes``). The local
+executor samples each turn with per-(turn, episode) keys, so overlap does not change the
+episodes. ``init_skills`` (``config_defaults.base``): the repo every rollout starts from.
 """
 from __future__ import annotations
 
@@ -72,7 +79,7 @@ def skillos(env_name: str = "auto") -> ml_collections.ConfigDict:
         kind="policy",              # "policy" (frozen copy of the initial policy) | "openai"
         temperature=0.4, action_tokens=256, self_judge="executor", judge_tokens=8,
         model="", base_url="", api_key_env="OPENAI_API_KEY", max_retries=2, timeout_s=60.0,
-        max_concurrency=8))
+        max_concurrency=8, overlap=1))
     c.judge = ml_collections.ConfigDict(dict(
         kind="off",                 # "off" (r_cnt = 0, logged "off") | "openai" | "policy"
         model="", base_url="", api_key_env="OPENAI_API_KEY", max_retries=2, timeout_s=120.0,

@@ -7,6 +7,13 @@ Two back-ends behind one batched ``chat(conversations, max_tokens, stop) -> text
 * :class:`WorkerChat` -- any :class:`~skillax.agents.workers.base.Worker` (an OpenAI-compatible
   endpoint such as vLLM serving Qwen3-8B, as in the paper).
 
+Play (issue 17): with a local back-end every play turn samples with per-(turn, episode) keys
+(the ``TurnSampler`` scheme of ``methods.common.policy``: turn t of episode e keys on
+(base + t, e), base reserved per play call), so lock-step and overlapped play
+(``Executor(overlap=K)``, ``agents.agent_loop.play_episodes``) give the same episodes; an
+endpoint back-end has no keys. ``play(..., started=True)``: the caller already submitted the
+resets (``pool.start_batch``).
+
 Failures never raise out of :class:`Executor`: a prompt longer than the local model's
 budget or a failed endpoint request yields the empty text, is counted in
 ``Executor.stats["errors"]``, and the play step parses no action (invalid, the episode most
@@ -37,16 +44,22 @@ class PolicyChat:
         self.policy = policy
         self.max_len = int(max_len)
 
+    def reserve(self, n: int) -> int:
+        """Reserve ``n`` key steps for keyed calls (``PolicySampler.reserve_calls``)."""
+        return self.policy.reserve_calls(n)
+
     def chat(self, convs: Sequence[Sequence[dict]], max_tokens: int, stop: Sequence[str],
-             stats: collections.Counter) -> list[str]:
-        ids = [self.policy.encode(c) for c in convs]
+             stats: collections.Counter, keys: Sequence[tuple[int, int]] | None = None) -> list[str]:
+        """``keys``: optional (step, row) sampler key per conversation (``PolicySampler.sample``)."""
+        ids = self.policy.encode_batch(convs)
         ok = [i for i, p in enumerate(ids) if len(p) + max_tokens <= self.max_len]
         out = [""] * len(convs)
         stats["errors"] += len(convs) - len(ok)
         stats["too_long"] += len(convs) - len(ok)
         if ok:
             gens = self.policy.sample([ids[i] for i in ok], objective="executor", episodes=[-1] * len(ok),
-                                      max_new_tokens=max_tokens, stop_strings=list(stop))
+                                      max_new_tokens=max_tokens, stop_strings=list(stop),
+                                      keys=None if keys is None else [keys[i] for i in ok])
             for i, g in zip(ok, gens):
                 out[i] = _restore_stop(g.text, stop, g.stop_reason == "stop")
         return out
@@ -89,12 +102,14 @@ class Executor:
       self_judge: ``"executor"`` (ask the executor yes/no about its episode; the paper's
         self-judged 1_ξ) or ``"env"`` (use the environment's verdict: an oracle shortcut).
       judge_tokens: max new tokens of the yes/no answer.
+      overlap: play loop, 1 = lock-step | K >= 2 | "auto" (``play_episodes``; same episodes
+        with a local back-end, module docstring).
     ``stats`` counts ``calls`` (chat batches), ``requests`` (conversations), ``errors``,
     ``too_long``, ``judge_unparsed`` (self-judgements with neither yes nor no: taken as failure).
     """
 
     def __init__(self, backend, play_cfg: PlayConfig, *, action_tokens: int = 48, max_steps: int | None = None,
-                 self_judge: str = "executor", judge_tokens: int = 8):
+                 self_judge: str = "executor", judge_tokens: int = 8, overlap: int | str = 1):
         if self_judge not in ("executor", "env"):
             raise ValueError(f"self_judge must be 'executor' or 'env', got {self_judge!r}")
         self.backend = backend
@@ -103,19 +118,32 @@ class Executor:
         self.max_steps = max_steps
         self.self_judge = self_judge
         self.judge_tokens = int(judge_tokens)
+        self.overlap = overlap
         self.stats: collections.Counter = collections.Counter()
 
-    def _chat(self, convs, max_tokens, stop) -> list[str]:
+    def _chat(self, convs, max_tokens, stop, **kw) -> list[str]:
         self.stats["calls"] += 1
         self.stats["requests"] += len(convs)
-        return self.backend.chat(convs, max_tokens, stop, self.stats)
+        return self.backend.chat(convs, max_tokens, stop, self.stats, **kw)
 
-    def play(self, pool, tasks: Sequence[Task], skills: Sequence[Sequence[str]]) -> list[Trajectory]:
-        """One episode per task, each with its own skills list, in lock-step."""
-        def generate(prompts):
-            return self._chat(prompts, self.action_tokens, [ACTION_STOP])
+    def play(self, pool, tasks: Sequence[Task], skills: Sequence[Sequence[str]], *,
+             started: bool = False) -> list[Trajectory]:
+        """One episode per task, each with its own skills list (lock-step or overlapped:
+        ``overlap``; keyed per (turn, episode) with a local back-end, module docstring)."""
+        turns = self.max_steps or getattr(pool, "max_steps", None)
+        reserve = getattr(self.backend, "reserve", None)
+        if reserve is not None and turns:
+            base = reserve(int(turns))
+
+            def generate(prompts, ids):
+                return self._chat(prompts, self.action_tokens, [ACTION_STOP],
+                                  keys=[(base + t, e) for e, t in ids])
+        else:
+            def generate(prompts, ids):
+                return self._chat(prompts, self.action_tokens, [ACTION_STOP])
         return play_episodes(pool, list(tasks), generate, skills=[list(s) for s in skills],
-                             cfg=self.play_cfg, max_steps=self.max_steps)
+                             cfg=self.play_cfg, max_steps=self.max_steps, overlap=self.overlap,
+                             pass_ids=True, started=started)
 
     def judge(self, trajs: Sequence[Trajectory], views: Sequence[str]) -> list[bool]:
         """Self-judged correctness per episode (``self_judge`` mode); unparsable -> False."""

@@ -2,7 +2,8 @@
 
 For every group G = (x_1 .. x_|G|) and rollout n (DESIGN.md §1.2; SkillOS paper Alg. 1):
 
-    S_n <- ∅                                   (each rollout has its own repo, empty per group)
+    S_n <- ∅                                   (each rollout has its own repo, empty per group;
+                                                with init_skills: those skills, issue 22)
     for i = 1 .. |G|:
         S~ <- BM25(x_i, S_n)                   (top-k over name/description/body)
         ξ_i <- π_L(x_i | S~)                   (frozen executor; skills in its play prompt)
@@ -11,8 +12,10 @@ For every group G = (x_1 .. x_|G|) and rollout n (DESIGN.md §1.2; SkillOS paper
         S_n <- ApplyOps(S_n, c_i)              (per-call report; invalid calls skipped, logged)
 
 Everything runs in lock-step over all (group, rollout) pairs of the step: position i of every
-live rollout is one batched executor play and one batched curator sampler call. Rewards are
-filled afterwards by :func:`score_rollouts` (content judge batched over all final repos).
+live rollout is one batched executor play and one batched curator sampler call. The games of
+position i are reset in the pool (``pool.start_batch``) before the BM25 retrieval, so the
+resets run behind it. Rewards are filled afterwards by :func:`score_rollouts` (content judge
+batched over all final repos).
 
 Repos live on disk under ``root/<tag>-g<group>-n<rollout>/`` (``durable=False``: throw-away)
 and are closed over by the returned :class:`Rollout` records; ``state()`` of each is what
@@ -31,6 +34,7 @@ from skillax.methods.common.rows import Generation
 from skillax.methods.skillos import prompts, rewards
 from skillax.methods.skillos.groups import TaskGroup
 from skillax.skills.evidence import EvidenceConfig, truncate_middle
+from skillax.skills.importing import ImportReport, seed_repo
 from skillax.skills.repo import SkillRepo
 from skillax.skills.retrieval import BM25Index
 from skillax.skills.tool_calls import ApplyReport, apply_tool_calls
@@ -47,6 +51,8 @@ class RolloutConfig:
     text (context, no loss; "" = none). max_prompt_tokens: curator prompt budget (the
     trajectory view is cut in the middle to fit). evidence: trajectory view caps.
     max_skill_chars: per retrieved skill in the curator prompt.
+    init_skills: the skills every rollout's repo starts with (``config.init_skills`` read by
+    ``skills.importing.read_skills_dir``); None = an empty repo (the paper).
     """
 
     top_k: int = 3
@@ -56,6 +62,7 @@ class RolloutConfig:
     max_prompt_tokens: int = 1536
     evidence: EvidenceConfig = EvidenceConfig(units_per_chunk=1, max_steps=8, max_traj_chars=1200)
     max_skill_chars: int = 600
+    init_skills: ImportReport | None = None
 
 
 @dataclasses.dataclass
@@ -153,11 +160,15 @@ def fit_curator_prompt(tok, goal: str, judged: bool, view: str, docs, names, cfg
                      f"{cfg.max_prompt_tokens}; raise it (and model.max_len)")
 
 
-def new_repo(root: pathlib.Path) -> SkillRepo:
-    """An empty, non-durable repo at ``root`` (any previous content removed)."""
+def new_repo(root: pathlib.Path, seed: ImportReport | None = None, step: int | None = None) -> SkillRepo:
+    """A non-durable repo at ``root`` (any previous content removed): empty, or holding the
+    ``seed`` skills (``skills.importing.seed_repo``: original text, changelog op "import")."""
     if root.exists():
         shutil.rmtree(root)
-    return SkillRepo(root, durable=False)
+    repo = SkillRepo(root, durable=False)
+    if seed is not None:
+        seed_repo(repo, seed, step=step)
+    return repo
 
 
 def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor, pool,
@@ -181,11 +192,12 @@ def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor
     root = pathlib.Path(root)
     tok = curator.tokenizer
     rolls = [Rollout(index=g * n_rollouts + n, group=g, n=n, task_group=grp,
-                     repo=new_repo(root / f"{tag}-g{g}-n{n}"))
+                     repo=new_repo(root / f"{tag}-g{g}-n{n}", cfg.init_skills, step))
              for g, grp in enumerate(groups) for n in range(n_rollouts)]
     for i in range(max(len(g) for g in groups)):
         live = [r for r in rolls if i < len(r.task_group)]
         tasks = [r.task_group.tasks[i] for r in live]
+        pool.start_batch(tasks)    # the resets run behind the retrieval
 
         t0 = time.perf_counter()   # 1. BM25 retrieval from each rollout's own repo
         retrieved = []
@@ -198,7 +210,8 @@ def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor
         timings["retrieve_s"] += time.perf_counter() - t0
 
         t0 = time.perf_counter()   # 2. frozen executor plays with the retrieved skills
-        trajs = executor.play(pool, tasks, [[prompts.executor_skill_text(d) for d in docs] for docs in retrieved])
+        trajs = executor.play(pool, tasks, [[prompts.executor_skill_text(d) for d in docs] for docs in retrieved],
+                              started=True)
         views = [prompts.trajectory_view(t.id, t.goal, _steps(tr), _outcome(tr), cfg.evidence)
                  for t, tr in zip(tasks, trajs)]
         judged = executor.judge(trajs, views)   # self-judged correctness

@@ -23,6 +23,12 @@ starts from them (fresh optimiser state). Precedence: a checkpoint in the workdi
 warm start instead of re-running the SFT, so the arms that loaded it stay paired with it.
 ``steps = 0`` runs no RL: straight to evaluation (the SFT-only arm).
 
+Skills (issue 22): ``init_skills`` (a folder of SKILL.md folders) is the repo every rollout
+starts from, in training and in the ``curated`` evaluation (``rollout.new_repo``; empty
+without it, the paper). ``skills/`` is the best repo of the last committed step through the
+Agent Skills export gate (``skills.spec.export_repo_state``) with run provenance (method, run
+id = the workdir's name, step), written at every checkpoint and at the end.
+
 Outputs under ``workdir``: ``config.json``, ``metrics.jsonl``, ``metrics.png``,
 ``eval.json`` (and ``eval.jsonl`` with ``eval.every``), ``eval/<condition>__<split>.jsonl``
 (one record per game), ``eval_repos/<split>/g<k>/`` (the repo curated online in each held-out
@@ -42,11 +48,12 @@ import numpy as np
 
 from skillax.agents.agent_loop import PlayConfig
 from skillax.agents.envs import env_spec
-from skillax.agents.envs.runner import EnvPool
+from skillax.agents.envs.runner import EnvPool, resolve_workers
 from skillax.methods.common import warmstart as ws_lib
 from skillax.methods.common.clock import RLClock
 from skillax.methods.common.engine import PolicyEngine
 from skillax.methods.common.eval_io import eval_splits, write_condition
+from skillax.methods.common.play import play_overlap
 from skillax.methods.common.rows import build_batch
 from skillax.methods.skillos import evaluate as eval_lib
 from skillax.methods.skillos import objectives as obj_lib
@@ -58,7 +65,8 @@ from skillax.methods.skillos.rollout import OP_KINDS, RolloutConfig, rollout_ste
 from skillax.methods.skillos.tasks import env_name, load_tasks
 from skillax.rl.metrics import MetricsWriter
 from skillax.skills.evidence import EvidenceConfig
-from skillax.skills.repo import SkillRepo
+from skillax.skills.importing import read_skills_dir
+from skillax.skills.spec import export_repo_state, provenance
 
 
 def play_config(cfg) -> PlayConfig:
@@ -76,7 +84,8 @@ def rollout_config(cfg) -> RolloutConfig:
                          max_prompt_tokens=int(r.max_prompt_tokens),
                          evidence=EvidenceConfig(units_per_chunk=1, max_steps=int(r.evidence_steps),
                                                  max_traj_chars=int(r.evidence_chars)),
-                         max_skill_chars=int(r.max_skill_chars))
+                         max_skill_chars=int(r.max_skill_chars),
+                         init_skills=read_skills_dir(cfg.init_skills) if cfg.get("init_skills") else None)
 
 
 def _openai_worker(c):
@@ -102,7 +111,7 @@ def make_executor(cfg, engine, frozen_params) -> Executor:
         raise ValueError(f"executor.kind must be 'policy' or 'openai', got {e.kind!r}")
     return Executor(backend, play_config(cfg), action_tokens=int(e.action_tokens),
                     max_steps=int(cfg.env.max_steps), self_judge=str(e.self_judge),
-                    judge_tokens=int(e.judge_tokens))
+                    judge_tokens=int(e.judge_tokens), overlap=play_overlap(e.get("overlap", 1)))
 
 
 def make_judge(cfg, engine, frozen_params):
@@ -143,7 +152,7 @@ def fill_expert_cache(cfg, tasks) -> None:
     if env_name(cfg.env) == "alfworld" and tasks:
         from skillax.agents.envs.experts import alfworld_experts
 
-        alfworld_experts(list(tasks), n_workers=max(1, int(cfg.env.workers)))
+        alfworld_experts(list(tasks), n_workers=max(1, resolve_workers(cfg.env.workers)))
 
 
 def executor_warmstart(cfg, engine, pool) -> dict:
@@ -186,7 +195,7 @@ def executor_warmstart(cfg, engine, pool) -> dict:
 def make_pool(cfg) -> EnvPool:
     name = env_name(cfg.env)
     kwargs = {} if name == "reasoning" else {"max_steps": int(cfg.env.max_steps)}
-    return EnvPool(env_spec(name, **kwargs), n_workers=int(cfg.env.workers),
+    return EnvPool(env_spec(name, **kwargs), n_workers=resolve_workers(cfg.env.workers),
                    max_steps=None if name == "reasoning" else int(cfg.env.max_steps))
 
 
@@ -284,11 +293,12 @@ def sft_on_transcripts(engine, cfg, transcripts) -> dict:
             "nll_last": hist[-1]["nll"], "seconds": sum(h["time_s"] for h in hist)}
 
 
-def export_repo(state: dict, folder: pathlib.Path) -> int:
-    """Write a repo ``state()`` as ``folder/<name>/SKILL.md`` (replacing the folder)."""
-    if folder.exists():
-        shutil.rmtree(folder)
-    return len(SkillRepo.from_state(folder, state, durable=False))
+def export_repo(state: dict, folder: pathlib.Path, *, run_id: str | None = None, step: int | None = None) -> int:
+    """Write a repo ``state()`` as ``folder/<name>/SKILL.md`` through the Agent Skills export
+    gate with SkillOS provenance (``step``: the RL step it comes from; None / < 0 = left out).
+    Folders of the previous export that are gone are removed; returns the skills written."""
+    prov = provenance("skillos", run_id=run_id, step=step if step is not None and step >= 0 else None)
+    return len(export_repo_state(state, folder, provenance=prov).written)
 
 
 def save_frozen(engine, name: str, tree) -> None:
@@ -378,6 +388,8 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     stream = GroupStream(groups, seed=int(cfg.seed))
     objectives = obj_lib.objective_configs(cfg.rl)
     rcfg = rollout_config(cfg)
+    if rcfg.init_skills is not None:
+        print(f"init_skills: {rcfg.init_skills.summary()}; every rollout's repo starts with them")
     tok = engine.tokenizer
     count_tokens = lambda s: len(tok.encode(s, add_special_tokens=False))  # noqa: E731
     print(f"skillos: {len(train_tasks)} train tasks -> {len(groups)} groups ({cfg.grouping}); "
@@ -426,6 +438,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             if (step + 1) % int(cfg.checkpoint_every) == 0 or step + 1 == int(cfg.steps) or stop:
                 engine.save(step, {"stream": stream.get_state(), "best_repo": best_state,
                                    "repos": {f"g{r.group}-n{r.n}": r.repo.state() for r in rolls}})
+                export_repo(best_state, workdir / "skills", run_id=workdir.name, step=step)  # last committed
             if stop:
                 print(f"{stop}; stopping RL after step {step} (re-run to resume)")
                 break
@@ -444,7 +457,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
         print("eval:", json.dumps({c: {s: (v["success"], v["success_after_first"]) for s, v in d.items()}
                                    for c, d in results["conditions"].items()}))
     if best_state is not None:
-        n = export_repo(best_state, workdir / "skills")
+        n = export_repo(best_state, workdir / "skills", run_id=workdir.name, step=rl_steps - 1)
         print(f"curated repo (best rollout of the last step): {n} skills in {workdir / 'skills'}")
     shutil.rmtree(rollout_root, ignore_errors=True)
     if (workdir / "metrics.jsonl").exists():

@@ -62,8 +62,9 @@ class Checkpointer:
         self.directory = pathlib.Path(directory).absolute()
         opts = ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=True,
                                             enable_async_checkpointing=async_save)
-        self._mgr = ocp.CheckpointManager(self.directory, options=opts,
-                                          item_names=("state", "host", "files"))
+        handlers = {"state": ocp.StandardCheckpointHandler(), "host": ocp.JsonCheckpointHandler(),
+                    "files": ocp.StandardCheckpointHandler()}
+        self._mgr = ocp.CheckpointManager(self.directory, options=opts, item_handlers=handlers)
 
     def save(self, step: int, state: Any, host: Mapping[str, Any] | None = None,
              files: Mapping[str, bytes] | None = None, *, force: bool = True) -> bool:
@@ -127,6 +128,28 @@ class Checkpointer:
             raise ValueError(f"checkpoint has {len(impls)} state leaves, target {len(leaves)}")
         state = treedef.unflatten([x if impl is None else jax.random.wrap_key_data(x, impl=impl)
                                    for x, impl in zip(leaves, impls)])
+        files = {k: np.asarray(v).tobytes() for k, v in (out["files"] or {}).items()} if meta["file_names"] else {}
+        return state, dict(meta["payload"]), files
+
+    def restore_arrays(self, step: int | None = None) -> tuple[Any, dict, dict[str, bytes]]:
+        """(state as a tree of numpy arrays, host, files) of ``step`` (default: the latest),
+        read through the host CPU device whatever layout wrote it -- for inspecting or
+        exporting a run without building its model (``mode=export``, tests). Typed PRNG keys
+        come back as their raw key data. Raises FileNotFoundError."""
+        step = self.latest_step() if step is None else int(step)
+        if step is None or step not in self._mgr.all_steps():
+            raise FileNotFoundError(f"no checkpoint step {step} under {self.directory}")
+        cpu = jax.sharding.SingleDeviceSharding(jax.devices("cpu")[0])
+        tree = self._mgr.item_metadata(step)["state"]
+        tree = getattr(tree, "tree", tree)
+        abstract = jax.tree.map(lambda m: jax.ShapeDtypeStruct(tuple(m.shape), np.dtype(m.dtype), sharding=cpu),
+                                tree, is_leaf=lambda m: hasattr(m, "shape") and hasattr(m, "dtype"))
+        meta = self._mgr.restore(step, args=ocp.args.Composite(host=ocp.args.JsonRestore()))["host"]
+        items = {"state": ocp.args.StandardRestore(abstract)}
+        if meta["file_names"]:
+            items["files"] = ocp.args.StandardRestore()
+        out = self._mgr.restore(step, args=ocp.args.Composite(**items))
+        state = jax.tree.map(np.asarray, out["state"])
         files = {k: np.asarray(v).tobytes() for k, v in (out["files"] or {}).items()} if meta["file_names"] else {}
         return state, dict(meta["payload"]), files
 

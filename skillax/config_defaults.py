@@ -18,6 +18,11 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
     share_prefill: the sampler prefills each distinct prompt of a call once (G samples share
       its K/V; exact, ``engine.sampler.Sampler``); false = one prefill per row.
     cache_attention: "auto" (Pallas kernel on one GPU, XLA elsewhere) | "pallas" | "xla".
+    sampler_memory_gb: device memory (GiB) one sampler call may take beyond the weights: its KV
+      cache + working set as ``engine.sampler.Sampler.call_bytes`` predicts them. A call
+      predicted above it runs as several calls over row chunks (same tokens and logprobs:
+      rows keep their keys), so processes sharing a GPU make more calls instead of running
+      out of memory. 0 = off (one call, however large; the default).
     """
     c = ml_collections.ConfigDict()
     c.path = path
@@ -26,6 +31,7 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
     c.max_len = 2048
     c.share_prefill = True
     c.cache_attention = "auto"
+    c.sampler_memory_gb = 0.0
     return c
 
 
@@ -75,6 +81,11 @@ def train(lr: float = 1e-6, total_steps: int = 100) -> ml_collections.ConfigDict
       Skill-alpha 5e-7, SkillOS 1e-6, Skill1 1e-6) | "cosine" (decay to 0 at total_steps, opt-in).
     micro_batch: rows per micro-batch (gradient accumulation over the rest of the batch).
     length_buckets: padded sequence lengths (one compiled train step per bucket).
+    update_layout: "buckets" (default: an update whose rows span several length buckets runs
+      as length-bucketed micro-batches, each padded to its own bucket, gradients accumulated:
+      the padded update's gradient up to fp32 summation order at a cost that follows the
+      rows' lengths) | "padded" (every row of an update padded to its longest row's bucket).
+      ``skillax.rl.minibatch``.
     """
     c = ml_collections.ConfigDict()
     c.lr = lr
@@ -87,6 +98,7 @@ def train(lr: float = 1e-6, total_steps: int = 100) -> ml_collections.ConfigDict
     c.remat = True
     c.logprob_chunk = 256
     c.length_buckets = (256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096)
+    c.update_layout = "buckets"
     return c
 
 
@@ -95,6 +107,11 @@ def rl() -> ml_collections.ConfigDict:
 
     temperature: the policy's sampling temperature; the trainer scores the same
       temperature (PITFALLS 6) -- methods set it equal to their rollout temperature.
+    mini_batches: k optimiser updates per rollout batch, each on 1/k of its episodes (verl's
+      ppo_mini_batch_size); epochs: passes over the rollout batch (verl's ppo_epochs). Old
+      logprobs stay the sampler's and advantages the batch's, so updates after the first are
+      off-policy and the PPO clip engages (``skillax.rl.minibatch``). 1 and 1 (default): one
+      update per rollout batch (ratio 1 at the update; the papers do not state theirs).
     """
     c = ml_collections.ConfigDict()
     c.temperature = 1.0
@@ -103,6 +120,8 @@ def rl() -> ml_collections.ConfigDict:
     c.entropy_coef = 0.001
     c.kl_coef = 0.0
     c.kl_estimator = "k3"
+    c.mini_batches = 1
+    c.epochs = 1
     c.aggregation = "token_mean"
     c.drop_truncated = False
     c.lambda_rerank = 0.3

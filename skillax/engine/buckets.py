@@ -3,10 +3,15 @@
 Every distinct (batch, chunk length, new tokens, cache length) tuple is one compiled program,
 so an RL run with varied prompt and response lengths compiles only a handful of programs
 (PITFALLS 15). Padded rows are masked out (inactive from the first step); padded prompt
-positions are left padding marked invalid. Default sizes are powers of two, and for the
-prompt (prefill chunk) axis also the 1.5x points between them (16, 24, 32, 48, ...): a
-prefill pays for every padded position, and a 300-token prompt padded to 384 instead of 512
-costs a quarter less (on a 2-core CPU the sampler is prefill-bound).
+positions are left padding marked invalid. Default sizes are powers of two with the 1.5x
+points between them (16, 24, 32, 48, ...) on the prompt (prefill chunk), batch and cache
+axes; new-token buffers are powers of two. A prefill pays for every padded position (a
+300-token prompt padded to 384 instead of 512 costs a quarter less; on a 2-core CPU the
+sampler is prefill-bound), and device memory pays for every padded row and slot: with
+powers of two an eval chunk of 140 rows took a 256-row KV cache (1.83x the rows it holds,
+the campaign's out-of-memory, issue 17 item 3); 1.5x points bound the over-allocation of
+rows and slots at 1.5x (140 -> 192 rows; 2,112 slots -> 3,072, not 4,096). Cache sizes stay
+multiples of 32 (the Pallas kernel's key block).
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ def powers_of_two(lo: int, hi: int) -> tuple[int, ...]:
 
 
 def powers_of_two_and_halves(lo: int, hi: int) -> tuple[int, ...]:
-    """Powers of two from ``lo`` with the 1.5x point between each pair, up to >= hi (lo even)."""
+    """Powers of two from ``lo`` with the 1.5x point between each pair, up to >= hi
+    (``lo`` = 1 gives 1, 2, 3, 4, 6, 8, 12, ...)."""
     out = []
     for x in powers_of_two(lo, hi):
         if out and out[-1] < hi:
@@ -46,10 +52,10 @@ class Buckets:
       cache: KV cache lengths (slots); a fresh call uses the smallest >= chunk + new tokens.
     """
 
-    batch: tuple[int, ...] = powers_of_two(1, 1024)
+    batch: tuple[int, ...] = powers_of_two_and_halves(1, 1024)
     prompt: tuple[int, ...] = powers_of_two_and_halves(16, 1 << 17)
     new_tokens: tuple[int, ...] = powers_of_two(16, 1 << 16)
-    cache: tuple[int, ...] = powers_of_two(64, 1 << 18)
+    cache: tuple[int, ...] = powers_of_two_and_halves(64, 1 << 18)
 
     def __post_init__(self):
         for f in dataclasses.fields(self):

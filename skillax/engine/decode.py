@@ -131,9 +131,47 @@ def _record(x: StepInputs, st: _Loop, tok, lp, use_stop_strings: bool) -> _Loop:
         tail=tail, out_tok=out_tok, out_lp=out_lp, cache=st.cache, logits=st.logits)
 
 
+def prefill(params, layers, cfg, tokens, positions, valid, cache: KVCache, *, dtype,
+            cache_attn: str = "xla", fresh: bool = False, chunk: int = 0):
+    """Write the chunk ``tokens`` (B, T) into ``cache``; returns (hidden of its last token
+    (B, D) in the compute dtype, cache).
+
+    ``chunk`` (static) = 0 or >= T: one ``forward`` over all T tokens (``fresh`` as there).
+    Else T must be a multiple of ``chunk``: a ``lax.fori_loop`` feeds the T / chunk pieces
+    of ``chunk`` tokens in order, each one a ``forward`` over the cache (unrolled layers
+    reading the per-layer ``layers`` of the decode step, each layer's buffer updated in
+    place), so the program's working set is that of ``B x chunk`` tokens -- activations and
+    the (B, H, chunk, S) fp32 scores of XLA attention -- instead of ``B x T`` with the (B, H,
+    T, T) scores and a stacked (L, B, T, KV, Dh) copy of the chunk's K/V of the scanned
+    prefill (issue 17 item 3: 12.7-28 GiB single allocations on the H200). Exact: piece i
+    sees the slots of pieces < i through the cache, and attention over masked slots adds
+    exactly 0 (tests: chunked == unchunked, tokens equal, logprobs within 1e-5 in fp32).
+    """
+    T = tokens.shape[1]
+    if chunk <= 0 or chunk >= T:
+        hidden, cache = forward(params, cfg, tokens, positions, valid, cache, dtype=dtype,
+                                cache_attn=cache_attn, fresh=fresh)
+        return hidden[:, -1], cache
+    if T % chunk:
+        raise ValueError(f"prefill chunk {chunk} does not divide the chunk length {T}")
+    per_layer = dict(params, layers=layers)
+
+    def body(i, carry):
+        cache, _ = carry
+        piece = lambda a: jax.lax.dynamic_slice_in_dim(a, i * chunk, chunk, axis=1)  # noqa: E731
+        hidden, cache = forward(per_layer, cfg, piece(tokens), piece(positions), piece(valid), cache,
+                                dtype=dtype, cache_attn=cache_attn, cache_loop="unroll")
+        return cache, hidden[:, -1]
+
+    last = jnp.zeros((tokens.shape[0], cfg.hidden_size), dtype)
+    cache, last = jax.lax.fori_loop(0, T // chunk, body, (cache, last))
+    return last, cache
+
+
 def run_program(params, cache: KVCache, x: StepInputs, *, cfg, n_new: int, dtype,
                 use_stop_strings: bool, mode: str = "auto", fuse: bool = False,
-                cache_attn: str = "xla", fresh: bool = False, shared: bool = False):
+                cache_attn: str = "xla", fresh: bool = False, shared: bool = False,
+                prefill_chunk: int = 0):
     """Prefill ``x.tokens`` into ``cache`` and decode up to ``n_new`` tokens per row.
 
     ``mode`` (static): "greedy", "sample" or "truncate" fixes the sampling branch at trace
@@ -147,6 +185,8 @@ def run_program(params, cache: KVCache, x: StepInputs, *, cfg, n_new: int, dtype
     Bp < B distinct prompts, prefilled into the first Bp cache rows, whose K/V (and last
     hidden state) are then gathered to the B decode rows by ``x.src``: the G samples of a
     prompt (issue 17 item 4) and identical prompts of different episodes share one prefill.
+    ``prefill_chunk`` (static): feed the chunk in pieces of that many tokens (:func:`prefill`;
+    0 = in one piece).
 
     Returns (out, cache): out = dict(tokens (B, n_new) int32, logprobs (B, n_new) fp32,
     lengths (B,) int32, reason (B,) int32 codes, steps () int32 tokens sampled by the longest
@@ -172,15 +212,14 @@ def run_program(params, cache: KVCache, x: StepInputs, *, cfg, n_new: int, dtype
         Bp = x.tokens.shape[0]
         sub = KVCache(k=tuple(a[:Bp] for a in cache.k), v=tuple(a[:Bp] for a in cache.v),
                       slot_valid=cache.slot_valid[:Bp], index=cache.index)
-        hidden, sub = forward(params, cfg, x.tokens, x.positions, x.valid, sub, dtype=dtype,
-                              cache_attn=cache_attn, fresh=fresh)
+        last, sub = prefill(params, layers, cfg, x.tokens, x.positions, x.valid, sub, dtype=dtype,
+                            cache_attn=cache_attn, fresh=fresh, chunk=prefill_chunk)
         cache = KVCache(k=tuple(a[x.src] for a in sub.k), v=tuple(a[x.src] for a in sub.v),
                         slot_valid=sub.slot_valid[x.src], index=sub.index)
-        last = hidden[:, -1][x.src]
+        last = last[x.src]
     else:
-        hidden, cache = forward(params, cfg, x.tokens, x.positions, x.valid, cache, dtype=dtype,
-                                cache_attn=cache_attn, fresh=fresh)
-        last = hidden[:, -1]
+        last, cache = prefill(params, layers, cfg, x.tokens, x.positions, x.valid, cache, dtype=dtype,
+                              cache_attn=cache_attn, fresh=fresh, chunk=prefill_chunk)
     tail = stops.init_tail(B, x.tok_bytes.shape[1], x.stop_bytes.shape[1])
     st = _Loop(t=jnp.zeros((), jnp.int32), done=~x.active,
                reason=jnp.zeros((B,), jnp.int32), length=jnp.zeros((B,), jnp.int32), tail=tail,
@@ -242,7 +281,8 @@ class Programs:
         self.dtype = jnp.dtype(dtype)
         self.counts: collections.Counter = collections.Counter()
         self.run = jax.jit(self._run, static_argnames=("n_new", "use_stop_strings", "mode", "fuse",
-                                                       "cache_attn", "fresh", "shared"),
+                                                       "cache_attn", "fresh", "shared",
+                                                       "prefill_chunk"),
                            donate_argnames=("cache",), compiler_options=compiler_options or None)
         self._new_cache_fns: dict = {}
         self.grow = jax.jit(self._grow, static_argnames=("length",))  # new shape: no donation
@@ -258,11 +298,12 @@ class Programs:
         return self._new_cache_fns[key]()
 
     def _run(self, params, cache, x, *, n_new, use_stop_strings, mode="auto", fuse=False,
-             cache_attn="xla", fresh=False, shared=False):
+             cache_attn="xla", fresh=False, shared=False, prefill_chunk=0):
         self.counts["run"] += 1
         return run_program(params, cache, x, cfg=self.cfg, n_new=n_new, dtype=self.dtype,
                            use_stop_strings=use_stop_strings, mode=mode, fuse=fuse,
-                           cache_attn=cache_attn, fresh=fresh, shared=shared)
+                           cache_attn=cache_attn, fresh=fresh, shared=shared,
+                           prefill_chunk=prefill_chunk)
 
     def _new_cache(self, *, batch, length):
         self.counts["new_cache"] += 1

@@ -17,6 +17,13 @@ Host side of the rollout engine (the device program is ``skillax.engine.decode``
 * Stop handling: ``skillax.engine.stops`` (EOS ids, stop ids, stop strings on device on
   bytes + a host post-check on decoded text).
 
+Device memory (issue 17 item 3): a call holds its KV cache (batch bucket x cache slots) and a
+working set that does not grow with T x S: the prefill runs in pieces of at most
+``prefill_tokens`` rows x tokens whose fp32 attention scores stay under
+``prefill_score_bytes`` (``skillax.engine.decode.prefill``). ``call_bytes`` predicts a call's
+bytes from its shapes; with ``memory_budget`` a fresh call predicted above it is split into
+row chunks (same samples: each row keeps its (step, row) key words; ``generate``).
+
 Continuation (``continue_``) keeps the cache of the previous call: each row's chunk is
 ``[pending token] + new tokens`` (the pending token is the last sampled token, never fed),
 left-padded inside the chunk; cache slots grow to the next cache bucket when needed. The
@@ -145,13 +152,25 @@ class Sampler:
         (``skillax.engine.decode``, ``shared``) when that shrinks the batch bucket; same
         samples under the same keys (tokens equal, logprobs within 1e-5 in fp32). Off on
         sharded params.
+      prefill_tokens: the most rows x tokens one prefill piece feeds (0 = the whole chunk
+        in one piece, the old behaviour); a longer chunk is fed in pieces whose length
+        divides it (``skillax.engine.decode.prefill``; exact).
+      prefill_score_bytes: the most bytes of one layer's fp32 attention scores (rows x heads
+        x piece x cache slots x 4) of a piece that XLA attention runs (the Pallas kernel keeps
+        no scores); bounds the piece length with ``prefill_tokens``.
+      memory_budget: bytes (0 = off). A ``generate`` call (without ``return_state``) whose
+        :meth:`call_bytes` exceed it runs as several calls over consecutive prompt chunks,
+        each predicted within it; tokens and logprobs are those of the single call (each row
+        keeps its key words), only ``stats`` shows the split. A single prompt over it raises
+        ValueError before anything runs.
     """
 
     def __init__(self, cfg, tokenizer=None, max_len: int = 4096, dtype=jnp.bfloat16,
                  buckets: Buckets | None = None, *, max_ids: int = 8, max_stop_strings: int = 8,
                  max_stop_bytes: int = 32, fuse_weights: bool = True,
                  compiler_options: dict | None = None, cache_attention: str = "auto",
-                 share_prefill: bool = True):
+                 share_prefill: bool = True, prefill_tokens: int = 8192,
+                 prefill_score_bytes: int = 256 << 20, memory_budget: int = 0):
         if max_len <= 1:
             raise ValueError(f"max_len must be > 1, got {max_len}")
         self.cfg = cfg
@@ -167,6 +186,11 @@ class Sampler:
             raise ValueError(f"cache_attention must be 'auto', 'pallas' or 'xla', got {cache_attention!r}")
         self.cache_attention = cache_attention
         self.share_prefill = bool(share_prefill)
+        if prefill_tokens < 0 or prefill_score_bytes < 0 or memory_budget < 0:
+            raise ValueError("prefill_tokens, prefill_score_bytes and memory_budget must be >= 0")
+        self.prefill_tokens = int(prefill_tokens)
+        self.prefill_score_bytes = int(prefill_score_bytes)
+        self.memory_budget = int(memory_budget)
         self.programs = Programs(cfg, self.dtype, compiler_options)
         self.default_eos = default_eos_ids(cfg, tokenizer)
         self._byte_table = None  # device (tok_bytes, tok_lens), built on first stop-string use
@@ -194,6 +218,8 @@ class Sampler:
             batch composition depends on timing. Values are 32-bit words (0 <= v < 2**31).
           return_state: also return a ``SamplerState`` for ``continue_``.
           reserve: extra cache slots to allocate now for later turns (avoids a grow copy).
+        With ``memory_budget`` (and no ``return_state``) a call predicted over it runs in
+        consecutive prompt chunks (:meth:`_budget_split`); the output is the same.
         Returns:
           ``SampleOutput`` with N = P * n rows, or ``(SampleOutput, SamplerState)``.
         Raises:
@@ -202,6 +228,14 @@ class Sampler:
             without a tokenizer -- all before anything is compiled.
         """
         sp = sampling or SamplingParams()
+        if self.memory_budget and not return_state:
+            prompts = self._validated(prompts, sp, reserve)
+            if row_keys is not None and len(row_keys) != len(prompts) * sp.n:
+                raise ValueError(f"row_keys has {len(row_keys)} pairs for {len(prompts) * sp.n} "
+                                 "rows (prompts x n)")
+            parts = self._budget_split(prompts, sp, reserve, params)
+            if len(parts) > 1:
+                return self._generate_parts(params, prompts, parts, sp, seed, step, reserve, row_keys)
         state, chunks, consts, T, n_new = self._fresh(prompts, sp, seed, step, reserve, params=params,
                                                       row_keys=row_keys)
         prefill = self._shared_prefill(chunks, params)
@@ -220,16 +254,22 @@ class Sampler:
         state, chunks, consts, T, n_new = self._fresh(prompts, sp, 0, 0, 0, allocate=False)
         prefill = self._shared_prefill(chunks, params)
         x, _, _ = self._pack(state, chunks, sp, consts, T, 0, 0, 0, prefill)
+        rows = len(chunks) if prefill is None else len(prefill[0])
+        S = state.cache.max_len
+        piece = self._prefill_chunk(rows, T, S, self._cache_attn(params))
+        self.last_lower_shape = dict(batch=len(chunks), chunk=T, new_bucket=n_new, cache_len=S,
+                                     prefill_rows=rows, prefill_chunk=piece or T)
         return self.programs.run.lower(params, state.cache, x, n_new=n_new,
                                        use_stop_strings=consts["use_strings"],
                                        mode=sampling_mode(sp), fuse=self._fuse(params),
                                        cache_attn=self._cache_attn(params),
-                                       fresh=self._fresh_prefill(0), shared=prefill is not None)
+                                       fresh=self._fresh_prefill(0), shared=prefill is not None,
+                                       prefill_chunk=piece)
 
     def _shared_prefill(self, chunks, params):
         """(distinct prompts padded to their batch bucket, src (B,)) when a shared prefill
         shrinks the batch bucket (``share_prefill``), else None."""
-        if not self.share_prefill or params_mesh(params) is not None:
+        if not self._shares(params):
             return None
         index: dict = {}
         src = np.zeros(len(chunks), np.int32)
@@ -242,9 +282,152 @@ class Sampler:
         uniq = [list(k) for k in index] + [None] * (Bp - len(index))
         return uniq, src
 
-    def _fresh(self, prompts, sp: SamplingParams, seed, step, reserve, allocate: bool = True,
-               params=None, row_keys=None):
-        """Validate a fresh call (before compiling anything) and build its empty state."""
+    def _shares(self, params) -> bool:
+        return self.share_prefill and (params is None or params_mesh(params) is None)
+
+    # ------------------------------------------------------------------ memory
+    def plan(self, prompts: Sequence[Sequence[int]], sampling: SamplingParams | None = None,
+             reserve: int = 0, params=None) -> dict:
+        """Shapes a fresh ``generate`` call would use (validates nothing; no device work):
+        dict(rows N, batch B, prefill_rows Bp, chunk T, new_bucket, cache_len S,
+        prefill_chunk piece length (T when fed in one piece), cache_attn, shared)."""
+        sp = sampling or SamplingParams()
+        N = len(prompts) * sp.n
+        B = self.buckets.pick("batch", N)
+        T, n_new = self._chunk_and_new(max(len(p) for p in prompts), sp.max_new_tokens, reserve)
+        S = self.buckets.cache_len(T + n_new + reserve, self.max_len)
+        distinct = len({tuple(p) for p in prompts})
+        Bp = self.buckets.pick("batch", distinct) if self._shares(params) else B
+        shared = Bp < B
+        Bp = Bp if shared else B
+        attn = self._cache_attn(params) if params is not None else (
+            "pallas" if self.cache_attention == "pallas" or (
+                self.cache_attention == "auto" and jax.default_backend() == "gpu") else "xla")
+        piece = self._prefill_chunk(Bp, T, S, attn)
+        return dict(rows=N, batch=B, prefill_rows=Bp, chunk=T, new_bucket=n_new, cache_len=S,
+                    prefill_chunk=piece or T, cache_attn=attn, shared=shared)
+
+    def _pallas_ok(self, chunk: int, slots: int) -> bool:
+        from skillax.models.cache_attention import pallas_attention_ok
+        c = self.cfg
+        return c.num_heads % c.num_kv_heads == 0 and pallas_attention_ok(
+            chunk, slots, c.head_dim, c.num_heads // c.num_kv_heads)
+
+    def _prefill_chunk(self, rows: int, T: int, S: int, attn: str) -> int:
+        """Piece length of a prefill of ``rows`` x ``T`` tokens over ``S`` slots: 0 (one
+        piece) when the whole chunk is within ``prefill_tokens`` and ``prefill_score_bytes``,
+        else the largest divisor of T that is (1 at worst: then a piece costs what a decode
+        step does)."""
+        if self.prefill_tokens <= 0 or T <= 1:
+            return 0
+        H = self.cfg.num_heads
+
+        def fits(c: int) -> bool:
+            if rows * c > self.prefill_tokens:
+                return False
+            if attn == "pallas" and self._pallas_ok(c, S):
+                return True
+            return rows * H * c * S * 4 <= self.prefill_score_bytes
+
+        if fits(T):
+            return 0
+        divs = set()
+        for d in range(1, int(T ** 0.5) + 1):
+            if T % d == 0:
+                divs.update((d, T // d))
+        for c in sorted(divs, reverse=True):
+            if c < T and fits(c):
+                return c
+        return 1
+
+    def call_bytes(self, prompts: Sequence[Sequence[int]], sampling: SamplingParams | None = None,
+                   reserve: int = 0, params=None) -> dict:
+        """Predicted device bytes of a fresh ``generate`` call on top of the weights (an
+        upper estimate, checked against XLA's ``memory_analysis`` of the compiled program in
+        ``tests/engine/test_memory.py``; ``benchmarks/sampler_memory.py`` prints both).
+
+        Terms (B rows x S slots cache, Bp prefill rows, piece of c tokens, D model width, F
+        MLP width, V vocabulary, L layers, H / KV heads of Dh, e = compute dtype bytes):
+          kv: the KV cache, 2 L B S KV Dh e (+ B S slot flags), donated in and out;
+          shared: the Bp-row cache the shared prefill fills before copying it to the rows;
+          weights: the per-layer (fused) decode weights the program materialises once;
+          prefill: per piece, 3 Bp H c S' 4 (fp32 scores, probabilities and their cast;
+            0 with the Pallas kernel) + Bp c (4 (3D + 2 (H + 2 KV) Dh + 3F)) x 2 activations,
+            + 2 L Bp c KV Dh e for the scanned prefill's stacked K/V (one piece, GPU); S' = S;
+          decode: 6 B V 4 (logits and the sampler's sort) + 3 B H S 4 + the step's
+            activations, + outputs (B x new tokens ids and logprobs).
+        Returns dict of those terms in bytes and ``total``.
+        """
+        sp = sampling or SamplingParams()
+        c = self.cfg
+        e = self.dtype.itemsize
+        pl = self.plan(prompts, sp, reserve, params)
+        B, Bp, S, piece = pl["batch"], pl["prefill_rows"], pl["cache_len"], pl["prefill_chunk"]
+        L, H, KV, Dh, D, F, V = (c.num_layers, c.num_heads, c.num_kv_heads, c.head_dim, c.hidden_size,
+                                 c.intermediate_size, c.vocab_size)
+        kv_row = 2 * L * S * KV * Dh * e + S
+        per_token = 2 * 4 * (3 * D + 2 * (H + 2 * KV) * Dh + 3 * F)
+        scores = 0 if (pl["cache_attn"] == "pallas" and self._pallas_ok(piece, S)) else 3 * Bp * H * piece * S * 4
+        stacked = 2 * L * Bp * piece * KV * Dh * e if piece == pl["chunk"] else 0
+        layer_params = L * (D * (H + 2 * KV) * Dh + H * Dh * D + 3 * D * F + 2 * D)
+        out = dict(kv=B * kv_row, shared=Bp * kv_row if pl["shared"] else 0,
+                   weights=layer_params * e,
+                   prefill=scores + Bp * piece * per_token + stacked,
+                   decode=6 * B * V * 4 + 3 * B * H * S * 4 + B * per_token + 8 * B * pl["new_bucket"])
+        out["total"] = sum(out.values())
+        return out
+
+    def _budget_split(self, prompts, sp: SamplingParams, reserve: int, params) -> list[tuple[int, int]]:
+        """[(start, stop)) prompt ranges: one range when :meth:`call_bytes` of the whole call
+        fit ``memory_budget``, else the fewest balanced consecutive ranges that each fit.
+        Raises ValueError when a single prompt does not fit."""
+        P = len(prompts)
+        if not P:
+            return [(0, 0)]
+        for parts in range(1, P + 1):
+            size, extra = divmod(P, parts)
+            bounds, a = [], 0
+            for i in range(parts):
+                b = a + size + (1 if i < extra else 0)
+                bounds.append((a, b))
+                a = b
+            if all(self.call_bytes(prompts[a:b], sp, reserve, params)["total"] <= self.memory_budget
+                   for a, b in bounds):
+                return bounds
+        worst = max(range(P), key=lambda i: self.call_bytes(prompts[i:i + 1], sp, reserve, params)["total"])
+        need = self.call_bytes(prompts[worst:worst + 1], sp, reserve, params)["total"]
+        raise ValueError(
+            f"prompts[{worst}] ({len(prompts[worst])} tokens, n={sp.n}, max_new_tokens "
+            f"{sp.max_new_tokens}) alone needs {need / 2**30:.2f} GiB of sampler memory but the "
+            f"budget is {self.memory_budget / 2**30:.2f} GiB (model.sampler_memory_gb)")
+
+    def _generate_parts(self, params, prompts, parts, sp: SamplingParams, seed, step, reserve,
+                        row_keys) -> SampleOutput:
+        """``generate`` over consecutive prompt ranges, each row keeping the key words it has
+        in the single call ((step, row index) or its ``row_keys`` pair); outputs concatenated."""
+        n = sp.n
+        keys = list(row_keys) if row_keys is not None else [(step, r) for r in range(len(prompts) * n)]
+        outs = []
+        for a, b in parts:
+            outs.append(self.generate(params, prompts[a:b], sp, seed, step, reserve=reserve,
+                                      row_keys=keys[a * n:b * n]))
+        cat = lambda f: np.concatenate([getattr(o, f) for o in outs], axis=0)  # noqa: E731
+        texts = None if outs[0].texts is None else [t for o in outs for t in o.texts]
+        st = [o.stats for o in outs]
+        stats = dict(batch=sum(x["batch"] for x in st), prefill_rows=sum(x["prefill_rows"] for x in st),
+                     chunk=max(x["chunk"] for x in st), new_bucket=max(x["new_bucket"] for x in st),
+                     prefill_chunk=min(x["prefill_chunk"] for x in st),
+                     cache_len=max(x["cache_len"] for x in st), steps=max(x["steps"] for x in st),
+                     seconds=sum(x["seconds"] for x in st), tokens=sum(x["tokens"] for x in st),
+                     row_steps=sum(x["batch"] * x["steps"] for x in st), splits=len(parts))
+        return SampleOutput(tokens=cat("tokens"), logprobs=cat("logprobs"), mask=cat("mask"),
+                            stop_reason=[r for o in outs for r in o.stop_reason], lengths=cat("lengths"),
+                            group=np.repeat(np.arange(len(prompts), dtype=np.int32), n), texts=texts,
+                            stats=stats)
+
+    def _validated(self, prompts, sp: SamplingParams, reserve: int) -> list[list[int]]:
+        """Prompts as int lists; raises ValueError on empty input, bad ids or a prompt +
+        max_new_tokens + reserve over max_len (naming the rows and the budget)."""
         prompts = [self._check_ids(p, f"prompts[{i}]") for i, p in enumerate(prompts)]
         if not prompts:
             raise ValueError("prompts is empty")
@@ -262,6 +445,12 @@ class Sampler:
                 f"{budget} (sampler max_len {self.max_len} - max_new_tokens {sp.max_new_tokens} "
                 f"- reserve {reserve}); {len(over)} of {len(prompts)} prompts are over it: "
                 f"{over[:8]}{' ...' if len(over) > 8 else ''}")
+        return prompts
+
+    def _fresh(self, prompts, sp: SamplingParams, seed, step, reserve, allocate: bool = True,
+               params=None, row_keys=None):
+        """Validate a fresh call (before compiling anything) and build its empty state."""
+        prompts = self._validated(prompts, sp, reserve)
         longest = max(len(p) for p in prompts)
         rows = [p for p in prompts for _ in range(sp.n)]
         N = len(rows)
@@ -499,13 +688,14 @@ class Sampler:
         """Pack the chunk, run the program, unpack outputs and the next state."""
         B = len(chunks)
         x, next_pos, active = self._pack(state, chunks, sp, consts, T, seed, step, turn, prefill)
+        attn = self._cache_attn(params)
+        piece = self._prefill_chunk(len(x.tokens), T, state.cache.max_len, attn)
         t0 = time.perf_counter()
         dev, cache = self.programs.run(params, state.cache, x, n_new=n_new,
                                        use_stop_strings=consts["use_strings"],
                                        mode=sampling_mode(sp), fuse=self._fuse(params),
-                                       cache_attn=self._cache_attn(params),
-                                       fresh=self._fresh_prefill(turn),
-                                       shared=prefill is not None)
+                                       cache_attn=attn, fresh=self._fresh_prefill(turn),
+                                       shared=prefill is not None, prefill_chunk=piece)
         dev = jax.device_get(dev)
         seconds = time.perf_counter() - t0
         N, M = state.rows, sp.max_new_tokens
@@ -549,7 +739,8 @@ class Sampler:
             stop_reason=reasons[:N], lengths=lengths[:N], group=np.arange(N, dtype=np.int32),
             texts=texts,
             stats=dict(batch=B, prefill_rows=B if prefill is None else len(prefill[0]),
-                       chunk=T, new_bucket=n_new, cache_len=S, steps=int(dev["steps"]),
+                       chunk=T, prefill_chunk=piece or T, new_bucket=n_new, cache_len=S,
+                       steps=int(dev["steps"]),
                        seconds=seconds, tokens=int(lengths[:N].sum())))
         return out, new_state
 

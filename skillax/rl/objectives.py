@@ -44,6 +44,8 @@ import numpy as np
 from skillax.rl import aggregation, kl, losses
 
 LOSSES = ("ppo", "reinforce")
+#: the additive per-objective sums of :func:`objectives_loss` (``{name}/{stat}``)
+SUM_STATS = ("num", "pg", "kl", "entropy", "clipped", "dual_clipped", "ratio", "tokens")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -218,15 +218,7 @@ def make_train_step(model_cfg: ModelConfig, optimizer: optax.GradientTransformat
             raise ValueError("an objective has kl_coef > 0: pass batch['ref_logprobs'] or ref_params")
         dens = obj_lib.denominators(batch, objs)
         micro = _split_micro(batch, M)
-
-        def loss_fn(params, mb):
-            logp, ent = _logprobs(params, model_cfg, tcfg, mb["tokens"], mb["positions"], mb["valid"])
-            ref = mb.get("ref_logprobs")
-            if ref is None and ref_params is not None and obj_lib.needs_reference(objs):
-                ref = jax.lax.stop_gradient(
-                    _logprobs(ref_params, model_cfg, tcfg, mb["tokens"], mb["positions"], mb["valid"])[0])
-            return obj_lib.objectives_loss(logp, ent, mb, objs, dens, ref)
-
+        loss_fn = _rl_loss_fn(model_cfg, tcfg, objs, dens, ref_params)
         grads, loss, sums = _accumulate(loss_fn, state["params"], micro)
         new_state, grad_norm, skipped = _apply(state, grads, optimizer)
         any_mask = sum(jnp.asarray(o["loss_mask"]).astype(bool) for o in batch["objectives"].values()) > 0
@@ -239,6 +231,81 @@ def make_train_step(model_cfg: ModelConfig, optimizer: optax.GradientTransformat
         return new_state, metrics
 
     return _jit(step, mesh, model_cfg, optimizer)
+
+
+def _rl_loss_fn(model_cfg: ModelConfig, tcfg: TrainConfig, objs, dens, ref_params):
+    """``(params, micro_batch) -> (loss, sums)`` of the RL objectives (the body of
+    :func:`make_train_step`'s scan; also one call of :func:`make_grad_step`)."""
+    def loss_fn(params, mb):
+        logp, ent = _logprobs(params, model_cfg, tcfg, mb["tokens"], mb["positions"], mb["valid"])
+        ref = mb.get("ref_logprobs")
+        if ref is None and ref_params is not None and obj_lib.needs_reference(objs):
+            ref = jax.lax.stop_gradient(
+                _logprobs(ref_params, model_cfg, tcfg, mb["tokens"], mb["positions"], mb["valid"])[0])
+        return obj_lib.objectives_loss(logp, ent, mb, objs, dens, ref)
+    return loss_fn
+
+
+@functools.lru_cache(maxsize=16)
+def make_grad_step(model_cfg: ModelConfig, tcfg: TrainConfig, *, mesh=None) -> Callable:
+    """Jitted ``(params, acc, micro_batch, dens, ref_params=None) -> acc``: adds one micro-batch's
+    gradient, loss and metric sums to the accumulator ``acc = (grads, loss, sums)`` (donated;
+    start from zeros: grads like the params, loss (), sums ``{name}/{stat}`` () for stat in
+    :data:`skillax.rl.objectives.SUM_STATS`).
+
+    Gradient accumulation over micro-batches of *different* padded lengths (one compiled
+    program per micro-batch shape, i.e. per length bucket): ``dens`` are the denominators of
+    the whole update (:func:`skillax.rl.objectives.denominators` over every row of it), so the
+    summed gradient is the one of :func:`make_train_step` on the same rows padded to one length
+    -- up to fp32 summation order. :func:`make_apply_step` then applies it. Cached per (model,
+    config, mesh): it does not depend on the optimiser, so the engines of one process share
+    its compiled programs.
+    """
+    objs = tcfg.objectives_dict
+
+    def grad_step(params, acc, mb, dens, ref_params=None):
+        if obj_lib.needs_reference(objs) and "ref_logprobs" not in mb and ref_params is None:
+            raise ValueError("an objective has kl_coef > 0: pass batch['ref_logprobs'] or ref_params")
+        loss_fn = _rl_loss_fn(model_cfg, tcfg, objs, dens, ref_params)
+        (loss, sums), g = jax.value_and_grad(loss_fn, has_aux=True)(params, mb)
+        g_acc, l_acc, s_acc = acc
+        return jax.tree.map(jnp.add, g_acc, g), l_acc + loss, jax.tree.map(jnp.add, s_acc, sums)
+
+    if mesh is None:
+        return jax.jit(grad_step, donate_argnums=(1,))
+    rep = NamedSharding(mesh, P())
+    jitted = jax.jit(grad_step, donate_argnums=(1,),
+                     out_shardings=(params_lib.param_shardings(model_cfg, mesh), rep, rep))
+
+    @functools.wraps(grad_step)
+    def under_mesh(*args):
+        with jax.set_mesh(mesh):
+            return jitted(*args)
+    return under_mesh
+
+
+def make_apply_step(model_cfg: ModelConfig, optimizer: optax.GradientTransformation, *, mesh=None,
+                    schedule: optax.Schedule | None = None) -> Callable:
+    """Jitted ``(state, grads) -> (state, metrics)``: one optax update with accumulated grads
+    (the state donated), skipped when they are not finite (:func:`_apply`). Metrics: ``grad_norm``,
+    ``update_skipped`` and ``lr`` (with a schedule) as in :func:`make_train_step`."""
+    def apply(state, grads):
+        new_state, grad_norm, skipped = _apply(state, grads, optimizer)
+        metrics = {"grad_norm": grad_norm, "update_skipped": skipped}
+        if schedule is not None:
+            metrics["lr"] = jnp.asarray(schedule(state["step"]), jnp.float32)
+        return new_state, metrics
+
+    if mesh is None:
+        return jax.jit(apply, donate_argnums=(0,))
+    st = state_shardings(model_cfg, optimizer, mesh)
+    jitted = jax.jit(apply, donate_argnums=(0,), out_shardings=(st, NamedSharding(mesh, P())))
+
+    @functools.wraps(apply)
+    def under_mesh(*args):
+        with jax.set_mesh(mesh):
+            return jitted(*args)
+    return under_mesh
 
 
 def make_sft_step(model_cfg: ModelConfig, optimizer: optax.GradientTransformation, tcfg: TrainConfig,

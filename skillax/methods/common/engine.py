@@ -30,6 +30,7 @@ from skillax.engine.buckets import Buckets
 from skillax.engine.sampler import Sampler
 from skillax.methods.common.policy import CallCounter, PolicySampler
 from skillax.models.registry import load_policy, resolve_dtype
+from skillax.rl import minibatch as mb_lib
 from skillax.rl import optim
 from skillax.rl.checkpoint import Checkpointer
 
@@ -74,14 +75,32 @@ class EngineConfig:
     remat: bool
     logprob_chunk: int
     length_buckets: tuple[int, ...]
+    update_layout: str = "buckets"
+    mini_batches: int = 1
+    epochs: int = 1
+
+    def __post_init__(self):
+        if self.update_layout not in mb_lib.LAYOUTS:
+            raise ValueError(f"train.update_layout must be one of {mb_lib.LAYOUTS}, got {self.update_layout!r}")
+        if self.mini_batches < 1 or self.epochs < 1:
+            raise ValueError(f"rl.mini_batches and rl.epochs must be >= 1, got {self.mini_batches}, {self.epochs}")
 
     @classmethod
-    def from_config(cls, c) -> "EngineConfig":
+    def from_config(cls, c, rl=None) -> "EngineConfig":
+        """From ``config.train`` (and ``config.rl`` for ``mini_batches`` / ``epochs``)."""
+        rl = rl if rl is not None else {}
         return cls(lr=float(c.lr), total_steps=int(c.total_steps), warmup_ratio=float(c.warmup_ratio),
                    schedule=str(c.get("schedule", "cosine")),
                    clip_norm=float(c.clip_norm), weight_decay=float(c.weight_decay),
                    micro_batch=int(c.micro_batch), remat=bool(c.remat), logprob_chunk=int(c.logprob_chunk),
-                   length_buckets=tuple(int(x) for x in c.length_buckets))
+                   length_buckets=tuple(int(x) for x in c.length_buckets),
+                   update_layout=str(c.get("update_layout", "buckets")),
+                   mini_batches=int(rl.get("mini_batches", 1)), epochs=int(rl.get("epochs", 1)))
+
+    @property
+    def updates_per_step(self) -> int:
+        """Optimiser updates per RL step (k mini-batches x E epochs); the lr schedule counts these."""
+        return self.mini_batches * self.epochs
 
 
 class PolicyEngine:
@@ -93,12 +112,14 @@ class PolicyEngine:
         self.tokenizer = tokenizer
         self.workdir = pathlib.Path(workdir)
         self.compute_dtype = resolve_dtype(cfg.model.dtype)
-        self.train_cfg = EngineConfig.from_config(cfg.train)
+        self.train_cfg = EngineConfig.from_config(cfg.train, cfg.get("rl"))
+        # the schedule counts optimiser updates: total_steps RL steps of k x E updates each
+        opt_steps = max(self.train_cfg.total_steps * self.train_cfg.updates_per_step, 1)
         self.optimizer = optim.make_optimizer(
-            self.train_cfg.lr, max(self.train_cfg.total_steps, 1), warmup_ratio=self.train_cfg.warmup_ratio,
+            self.train_cfg.lr, opt_steps, warmup_ratio=self.train_cfg.warmup_ratio,
             weight_decay=self.train_cfg.weight_decay, clip_norm=self.train_cfg.clip_norm,
             schedule=self.train_cfg.schedule)
-        self.schedule = optim.make_schedule(self.train_cfg.lr, max(self.train_cfg.total_steps, 1),
+        self.schedule = optim.make_schedule(self.train_cfg.lr, opt_steps,
                                             warmup_ratio=self.train_cfg.warmup_ratio, kind=self.train_cfg.schedule)
         self.mesh = engine_mesh(cfg.get("mesh"))
         if self.mesh is not None and int(self.train_cfg.micro_batch) % batch_shards(self.mesh):
@@ -117,9 +138,12 @@ class PolicyEngine:
         self.ref_params = None  # frozen initial weights, created on first use (KL objectives)
         self._resumed = False   # restore() found a checkpoint
         self._refresh_sampler_params()
+        # model.sampler_memory_gb: a call predicted above it runs as several row chunks (same
+        # samples) instead of asking the device for more (issue 17 item 3; 0 = off)
         self.sampler = Sampler(model_cfg, tokenizer, max_len=int(cfg.model.max_len), dtype=self.compute_dtype,
                                buckets=Buckets(), share_prefill=bool(cfg.model.get("share_prefill", True)),
-                               cache_attention=str(cfg.model.get("cache_attention", "auto")))
+                               cache_attention=str(cfg.model.get("cache_attention", "auto")),
+                               memory_budget=int(float(cfg.model.get("sampler_memory_gb", 0.0)) * 2**30))
         self.checkpointer = Checkpointer(self.workdir / "checkpoints", max_to_keep=int(cfg.get("keep_checkpoints", 2)))
         self._train_steps: dict[Any, Any] = {}
         self._calls = CallCounter()  # shared by every policy_sampler (checkpointed)
@@ -244,33 +268,111 @@ class PolicyEngine:
                            remat=self.train_cfg.remat, attn_impl="auto")
 
     def train(self, batch: Mapping, objectives: Mapping) -> dict:
-        """One optimiser update on ``batch`` (``skillax.rl.objectives`` format). Returns metrics.
+        """One RL step on a rollout batch (``skillax.rl.objectives`` format, e.g. from
+        ``methods.common.rows.build_batch``). Returns its metrics.
+
+        ``rl.mini_batches`` x ``rl.epochs`` optimiser updates (default 1 x 1: one update on the
+        whole batch, the step as it always was), rows of one episode in one mini-batch, the
+        sampler's old logprobs and the batch's advantages throughout
+        (``skillax.rl.minibatch``). Each update runs on the padded rows, or -- with
+        ``train.update_layout = "buckets"`` when its rows span several length buckets -- on
+        length-bucketed micro-batches whose gradients add up to the padded update's.
+        Metrics: :func:`skillax.rl.minibatch.combine_updates` (one update: the train step's own).
 
         Objectives with a KL term use the weights before the first update as the reference
         policy (saved under ``<workdir>/frozen/kl_reference``, reloaded after resume).
         """
         from skillax.rl import objectives as obj_lib
-        from skillax.rl import train_step as ts
 
         t0 = time.perf_counter()
-        device_batch = {k: v for k, v in batch.items() if k not in ("num_rows", "dropped_truncated")}
-        obj_lib.validate_batch(device_batch, objectives)
-        tcfg = self._train_config(objectives, int(np.shape(device_batch["tokens"])[0]))
-        if tcfg not in self._train_steps:
-            self._train_steps[tcfg] = ts.make_train_step(self.model_cfg, self.optimizer, tcfg,
-                                                         mesh=self.mesh, schedule=self.schedule)
-        step_fn = self._train_steps[tcfg]
-        device_batch = self._put_batch(device_batch)
+        host = {k: v for k, v in batch.items() if k not in mb_lib.HOST_KEYS}
+        obj_lib.validate_batch(host, objectives)
+        ref = None
         if obj_lib.needs_reference(objectives):
             if self.ref_params is None:   # the weights before the first KL update, also after resume
                 self.ref_params = self.persistent_frozen("kl_reference", reuse=self._resumed)
-            self.state, metrics = step_fn(self.state, device_batch, self.ref_params)
-        else:
-            self.state, metrics = step_fn(self.state, device_batch)
-        metrics = {k: float(np.asarray(v)) for k, v in metrics.items()}
+            ref = self.ref_params
+        B = int(np.shape(host["tokens"])[0])
+        n = int(batch.get("num_rows", B))
+        episodes = np.asarray(batch["episodes"])[:n] if "episodes" in batch else np.arange(n)
+        parts = mb_lib.minibatch_rows(episodes, self.train_cfg.mini_batches)
+        lengths = mb_lib.row_lengths(host["valid"])
+        updates, dens = [], []
+        several = len(parts) * self.train_cfg.epochs > 1
+        for _ in range(self.train_cfg.epochs):
+            for rows in parts:
+                m, d = self._update(host, rows, lengths, objectives, ref,
+                                    whole=len(parts) == 1 and rows.size == n, need_dens=several)
+                updates.append(m)
+                dens.append({k: float(np.asarray(v)) for k, v in d.items()})
         self._refresh_sampler_params()
+        metrics = mb_lib.combine_updates([{k: float(np.asarray(v)) for k, v in m.items()} for m in updates],
+                                         dens, {k: o.weight for k, o in objectives.items()}, len(parts))
         metrics["time/update_s"] = time.perf_counter() - t0
         return metrics
+
+    def _update(self, host: Mapping, rows: np.ndarray, lengths: np.ndarray, objectives: Mapping, ref,
+                whole: bool, need_dens: bool) -> tuple[dict, dict]:
+        """One optimiser update on ``rows`` of ``host`` -> (device metrics, its denominators
+        (``{}`` for a padded update unless ``need_dens``))."""
+        from skillax.rl import objectives as obj_lib
+
+        mb, buckets = self.train_cfg.micro_batch, self.train_cfg.length_buckets
+        micro = mb_lib.micro_batches(rows, lengths, buckets, mb)
+        if self.train_cfg.update_layout == "padded" or len({T for T, _ in micro}) == 1:
+            if whole:   # the batch exactly as built (today's single update)
+                sub = host
+            else:
+                T = mb_lib.bucket_of(max(int(lengths[rows].max()), 1), buckets)
+                idx = np.concatenate([rows, np.full(-(-rows.size // mb) * mb - rows.size, -1, np.int64)])
+                sub = mb_lib.gather(host, idx, T)
+            dens = obj_lib.denominators(sub, objectives) if need_dens else {}
+            return self._padded_update(sub, objectives, ref), dens
+        return self._bucketed_update(host, rows, micro, objectives, ref)
+
+    def _padded_update(self, sub: Mapping, objectives: Mapping, ref) -> dict:
+        """``rl.train_step.make_train_step`` on one padded batch (micro-batches by scan)."""
+        from skillax.rl import train_step as ts
+
+        tcfg = self._train_config(objectives, int(np.shape(sub["tokens"])[0]))
+        if tcfg not in self._train_steps:
+            self._train_steps[tcfg] = ts.make_train_step(self.model_cfg, self.optimizer, tcfg,
+                                                         mesh=self.mesh, schedule=self.schedule)
+        args = (ref,) if ref is not None else ()
+        self.state, metrics = self._train_steps[tcfg](self.state, self._put_batch(sub), *args)
+        return metrics
+
+    def _bucketed_update(self, host: Mapping, rows: np.ndarray, micro, objectives: Mapping, ref
+                         ) -> tuple[dict, dict]:
+        """Gradients accumulated over length-bucketed micro-batches (one compiled grad step per
+        bucket), then one optimiser update (``rl.train_step.make_grad_step`` / ``make_apply_step``)."""
+        from skillax.rl import objectives as obj_lib
+        from skillax.rl import train_step as ts
+
+        tcfg = self._train_config(objectives, self.train_cfg.micro_batch)
+        key = ("buckets", tcfg)
+        if key not in self._train_steps:
+            self._train_steps[key] = (ts.make_grad_step(self.model_cfg, tcfg, mesh=self.mesh),
+                                      ts.make_apply_step(self.model_cfg, self.optimizer, mesh=self.mesh,
+                                                         schedule=self.schedule))
+        grad_step, apply_step = self._train_steps[key]
+        masks = {n: {"loss_mask": np.asarray(ob["loss_mask"])[rows]} for n, ob in host["objectives"].items()}
+        dens = obj_lib.denominators({"objectives": masks}, objectives)
+        params = self.state["params"]
+        acc = (jax.tree.map(jnp.zeros_like, params), jnp.zeros((), jnp.float32),
+               {f"{n}/{s}": jnp.zeros((), jnp.float32) for n in objectives for s in obj_lib.SUM_STATS})
+        for T, idx in micro:
+            acc = grad_step(params, acc, self._put_batch(mb_lib.gather(host, idx, T)), dens, ref)
+        grads, loss, sums = acc
+        self.state, am = apply_step(self.state, grads)
+        metrics = dict(obj_lib.finalize_metrics(sums, dens))
+        valid = np.asarray(host["valid"])[rows].any(-1)
+        trained = np.zeros(rows.size, bool)
+        for ob in masks.values():
+            trained |= ob["loss_mask"].astype(bool).any(-1)
+        metrics.update(loss=loss, tokens=sum(sums[f"{n}/tokens"] for n in objectives),
+                       rows_without_loss_tokens=float(np.sum(valid & ~trained)), **am)
+        return metrics, dens
 
     def sft(self, batches, *, lr: float, steps: int, warmup_ratio: float = 0.05) -> list[dict]:
         """SFT warm start: ``steps`` updates over ``batches`` (an iterator of SFT batch dicts,

@@ -39,7 +39,8 @@ class PolicySampler:
     private one starting at ``call_offset``. ``seconds`` / ``tokens_generated`` accumulate
     the sampler's program time and completion tokens; ``host_seconds`` the rest of
     :meth:`sample` (packing ids, decoding, records); ``row_steps`` the decode slots the
-    calls paid for (batch bucket x decode steps of the longest row), so
+    calls paid for (batch bucket x decode steps of the longest row, summed over the row
+    chunks of a call the sampler split for ``model.sampler_memory_gb``), so
     ``tokens_generated / row_steps`` is the fraction of decode work spent on live rows
     (issue 17 item 5: finished and padding rows still ride along until the call ends).
     """
@@ -116,7 +117,8 @@ class PolicySampler:
             self.calls = step + 1
         self.n_calls += 1
         self.tokens_generated += int(out.lengths.sum())
-        self.row_steps += int(out.stats.get("batch", len(prompts))) * int(out.stats.get("steps", 0))
+        self.row_steps += int(out.stats.get("row_steps", int(out.stats.get("batch", len(prompts)))
+                                            * int(out.stats.get("steps", 0))))
         dev_s = float(out.stats.get("seconds", 0.0))
         self.seconds += dev_s
         texts = out.texts

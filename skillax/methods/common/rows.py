@@ -78,7 +78,10 @@ def build_batch(gens: Sequence[Generation], advantages: dict[str, np.ndarray],
         loss mask.
     Returns:
       dict with tokens/positions/valid/old_logprobs (B, T) and objectives/{name}/{loss_mask,
-      advantages}, plus "num_rows" (real rows) and "dropped_truncated".
+      advantages}, plus host-only keys (``skillax.rl.minibatch.HOST_KEYS``, never sent to the
+      device): "num_rows" (real rows), "dropped_truncated" and "episodes" (B,) int32 (each
+      row's ``Generation.episode``, -1 on padded rows: ``rl.mini_batches`` keeps an episode's
+      rows together).
     """
     if not gens:
         raise ValueError("build_batch needs at least one generation")
@@ -90,8 +93,10 @@ def build_batch(gens: Sequence[Generation], advantages: dict[str, np.ndarray],
     old_lp = np.zeros((B, T), np.float32)
     masks = {o: np.zeros((B, T), np.float32) for o in objectives}
     advs = {o: np.zeros((B,), np.float32) for o in objectives}
+    episodes = np.full((B,), -1, np.int32)
     dropped = 0
     for i, g in enumerate(gens):
+        episodes[i] = g.episode
         if g.objective not in masks:
             raise ValueError(f"generation {i} has objective {g.objective!r}, not one of {list(objectives)}")
         p, c = len(g.prompt_ids), len(g.completion_ids)
@@ -111,7 +116,7 @@ def build_batch(gens: Sequence[Generation], advantages: dict[str, np.ndarray],
     return {
         "tokens": tokens, "positions": positions, "valid": valid, "old_logprobs": old_lp,
         "objectives": {o: {"loss_mask": masks[o], "advantages": advs[o]} for o in objectives},
-        "num_rows": n, "dropped_truncated": dropped,
+        "num_rows": n, "dropped_truncated": dropped, "episodes": episodes,
     }
 
 

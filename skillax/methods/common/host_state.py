@@ -24,11 +24,12 @@ from __future__ import annotations
 import os
 import pathlib
 import shutil
-import tempfile
 from typing import Iterable
 
+from skillax.rl.durable import commit_bytes, commit_text, read_jsonl_prefix, truncate_jsonl  # noqa: F401 (re-exported)
+
 STAGING = ".staging"
-_SQLITE_SIDE = ("-wal", "-shm", "-journal")
+_SQLITE_SIDE = ("-wal", "-shm", "-journal")   # SQLite journals next to a database file
 
 
 def staging_dir(workdir: str | os.PathLike) -> pathlib.Path:
@@ -37,44 +38,6 @@ def staging_dir(workdir: str | os.PathLike) -> pathlib.Path:
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir(parents=True)
     return d
-
-
-def _fsync_dir(path: pathlib.Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def commit_bytes(dest: str | os.PathLike, data: bytes) -> pathlib.Path:
-    """Atomically replace ``dest`` with ``data`` (same-folder temp file, fsync, rename, fsync
-    of the folder); an SQLite journal left next to ``dest`` is removed first, so it can never
-    be replayed onto the new file. Returns ``dest``."""
-    dest = pathlib.Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    for side in _SQLITE_SIDE:
-        pathlib.Path(str(dest) + side).unlink(missing_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(bytes(data))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, dest)
-    except BaseException:
-        pathlib.Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(dest.parent)
-    return dest
-
-
-def commit_text(dest: str | os.PathLike, text: str) -> pathlib.Path:
-    """:func:`commit_bytes` of UTF-8 ``text``."""
-    return commit_bytes(dest, text.encode("utf-8"))
 
 
 def discard(workdir: str | os.PathLike, names: Iterable[str]) -> list[str]:

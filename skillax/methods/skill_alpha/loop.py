@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 
+from skillax.methods.common import host_state
 from skillax.methods.common import warmstart as warmstart_lib
 from skillax.methods.common.clock import RLClock
 from skillax.methods.common.engine import PolicyEngine
@@ -223,6 +224,10 @@ def run(cfg, workdir=None):
         results["warmstart"] = {"loaded_from": str(src.dir), "own": src is own_ws, "summary": summary}
         print(f"warm start loaded from {src.dir}")
     else:
+        # no checkpoint, no warm start: the worker is derived again, so an evidence stream that
+        # a run that died before its first checkpoint sampled from its worker is not reused
+        if host_state.discard(workdir, [warm.STREAM_FILE]):
+            print(f"no checkpoint: removed {warm.STREAM_FILE} of an earlier run that stopped before its first checkpoint")
         if int(cfg.sft.play_steps) > 0 and cfg.setting == "experience":
             results["play_sft"] = play_warmstart(cfg, engine)   # before the worker copy
             print("play SFT:", json.dumps(results["play_sft"]))
@@ -243,6 +248,7 @@ def run(cfg, workdir=None):
 
     try:
         start, host, _ = engine.restore()
+        host_state.truncate_jsonl(workdir / "samples.jsonl", start)   # steps after the checkpoint run again
         n_items, n_lanes = len(st.stream), int(cfg.lanes)
         if host is not None:
             lanes = [Lane.from_host(d) for d in host["lanes"]]

@@ -43,6 +43,7 @@ import numpy as np
 from skillax.agents.agent_loop import PlayConfig
 from skillax.agents.envs import env_spec
 from skillax.agents.envs.runner import EnvPool
+from skillax.methods.common import host_state
 from skillax.methods.common import warmstart as ws_lib
 from skillax.methods.common.clock import RLClock
 from skillax.methods.common.engine import PolicyEngine
@@ -385,6 +386,8 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
           + (f"; ablations: {', '.join(labels)}" if labels else ""))
 
     start, host, _ = engine.restore()
+    host_state.truncate_jsonl(workdir / "eval.jsonl", start)   # evaluations after the checkpoint run again
+    shutil.rmtree(workdir / "rollouts", ignore_errors=True)     # a dead run's repos (every rollout starts empty)
     best_state = None
     if host is not None:
         stream.set_state(host["stream"])

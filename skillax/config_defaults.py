@@ -62,6 +62,13 @@ def base(mode: str) -> ml_collections.ConfigDict:
     # share one machine lease stop RL in time to finish their evaluations
     c.train_until_unix = 0.0
     c.train_until_file = ""        # a file whose number overrides train_until_unix when present
+    # resuming a workdir whose checkpoints came from a config that differs in a key that changes
+    # the run's meaning (model, objective, seeds, ...) is refused (methods.common.run_dir);
+    # True resumes anyway (recorded in <workdir>/resumes.jsonl)
+    c.allow_config_change = False
+    # absl / library log level: "warning" (default: warnings and skillax's own lines; orbax's
+    # INFO lines hidden) | "info" | "debug" | "error". absl's --verbosity, when given, wins.
+    c.log_level = "warning"
     return c
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from skillax.agents.envs import env_spec
 from skillax.agents.envs.runner import EnvPool
 from skillax.config_defaults import SKILL1_ABLATIONS
-from skillax.methods.common import host_state
+from skillax.methods.common import host_state, run_dir
 from skillax.methods.common import tasks as task_lib
 from skillax.methods.common import warmstart as ws_lib
 from skillax.methods.common.clock import RLClock
@@ -172,8 +172,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     cfg = obj_lib.apply_objective_preset(cfg)
     ab = ablation(cfg)
     workdir = pathlib.Path(workdir or "runs/skill1")
-    workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "config.json").write_text(cfg.to_json_best_effort(indent=2))
+    run_dir.prepare(cfg, workdir)   # a resume with a config that changes the run's meaning fails here
     engine = PolicyEngine.create(cfg, workdir)
     cleanup.callback(engine.close)
     encoder = load_minilm()

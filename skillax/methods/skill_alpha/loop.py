@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from skillax.methods.common import host_state
+from skillax.methods.common import host_state, run_dir
 from skillax.methods.common import warmstart as warmstart_lib
 from skillax.methods.common.clock import RLClock
 from skillax.methods.common.engine import PolicyEngine
@@ -201,8 +201,7 @@ def run(cfg, workdir=None):
       ``<workdir>/skill/<name>/`` (SKILL.md + changelog).
     """
     workdir = pathlib.Path(workdir or f"runs/skill_alpha_{cfg.setting}")
-    workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "config.json").write_text(cfg.to_json_best_effort(indent=2))
+    run_dir.prepare(cfg, workdir)   # a resume with a config that changes the run's meaning fails here
     engine = PolicyEngine.create(cfg, workdir)
     results: dict = {}
     save_ws, load_ws = warmstart_lib.from_config(cfg)

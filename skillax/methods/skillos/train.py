@@ -43,7 +43,7 @@ import numpy as np
 from skillax.agents.agent_loop import PlayConfig
 from skillax.agents.envs import env_spec
 from skillax.agents.envs.runner import EnvPool
-from skillax.methods.common import host_state
+from skillax.methods.common import host_state, run_dir
 from skillax.methods.common import warmstart as ws_lib
 from skillax.methods.common.clock import RLClock
 from skillax.methods.common.engine import PolicyEngine
@@ -352,8 +352,7 @@ def run(cfg, workdir=None):
 
 def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     workdir = pathlib.Path(workdir or "runs/skillos")
-    workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "config.json").write_text(cfg.to_json_best_effort(indent=2))
+    run_dir.prepare(cfg, workdir)   # a resume with a config that changes the run's meaning fails here
     if abs(float(cfg.rl.temperature) - float(cfg.temperature)) > 1e-9:
         raise ValueError(f"rl.temperature ({cfg.rl.temperature}) must equal the curator's rollout "
                          f"temperature ({cfg.temperature}): the trainer scores that distribution (PITFALLS 6)")

@@ -68,6 +68,13 @@ def base(mode: str) -> ml_collections.ConfigDict:
     # when a run does not resume, every SkillOS rollout's repo starts with these skills, and
     # Skill-alpha's z_0 is the one skill (or skill.name of them, or all of them merged).
     c.init_skills = ""
+    # resuming a workdir whose checkpoints came from a config that differs in a key that changes
+    # the run's meaning (model, objective, seeds, ...) is refused (methods.common.run_dir);
+    # True resumes anyway (recorded in <workdir>/resumes.jsonl)
+    c.allow_config_change = False
+    # absl / library log level: "warning" (default: warnings and skillax's own lines; orbax's
+    # INFO lines hidden) | "info" | "debug" | "error". absl's --verbosity, when given, wins.
+    c.log_level = "warning"
     return c
 
 

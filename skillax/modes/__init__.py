@@ -26,6 +26,9 @@ LOADS_MODEL = frozenset({"generate", "info", "sft", "skill1", "skillos", "skill_
 
 def run(cfg, workdir: str | None):
     mode = cfg.mode
+    from skillax import log_level
+
+    log_level.apply(cfg.get("log_level", "warning"))   # orbax's INFO lines hidden by default
     if mode not in MODES:
         raise ValueError(f"unknown config.mode {mode!r}; choose one of {sorted(MODES)}")
     try:

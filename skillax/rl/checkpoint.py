@@ -15,6 +15,14 @@ different mesh: pass a ``target`` whose leaves carry the new shardings (``jax.Ar
 already placed as wanted, or ``jax.ShapeDtypeStruct(shape, dtype, sharding=...)``), or pass
 ``shardings`` separately; orbax reads each array straight into the requested layout.
 
+Damaged checkpoints (issue 23, item 2): :meth:`Checkpointer.restore_latest` restores the
+newest step that reads back completely (every array, the host JSON, the files); a newer step
+that fails to read while an older one reads with the same target is damaged (a truncated
+tensor file, a cut ``host/metadata``): it is moved to ``<directory>.damaged/<step>-<unix
+time>`` with a one-line warning naming it and its cause, so the run resumes from the older
+step and can save that step number again. When no step reads, :class:`CheckpointError` says
+so in one paragraph and nothing is moved (the cause may be the target, not the files).
+
 Saves are synchronous by default (``async_save=False``) so a crash right after ``save``
 never loses that step; with ``async_save=True`` call :meth:`wait` before exiting.
 Reference: orbax-checkpoint 0.12 ``CheckpointManager`` / ``args.Composite`` API.
@@ -23,7 +31,9 @@ from __future__ import annotations
 
 import io
 import pathlib
+import shutil
 import tarfile
+import time
 from typing import Any, Mapping
 
 import jax
@@ -49,6 +59,22 @@ def _abstract(x, sharding=None):
     return jax.ShapeDtypeStruct(np.shape(x), np.dtype(x.dtype), sharding=sh)
 
 
+class CheckpointError(RuntimeError):
+    """No checkpoint under a directory reads back (each step's cause in the message)."""
+
+
+def _root_cause(e: BaseException) -> str:
+    """``Type: first line`` of the innermost exception of ``e``'s chain (orbax wraps the
+    actual read error -- e.g. tensorstore's OUT_OF_RANGE on a cut file -- several times)."""
+    seen = []
+    while e is not None and e not in seen:
+        seen.append(e)
+        e = e.__cause__ or e.__context__
+    root = seen[-1]
+    text = (str(root).strip().splitlines() or [""])[0]
+    return f"{type(root).__name__}: {text[:300]}"
+
+
 class Checkpointer:
     """Keep-last-k checkpoints of (device state, host JSON, host files) under ``directory``.
 
@@ -62,8 +88,9 @@ class Checkpointer:
         self.directory = pathlib.Path(directory).absolute()
         opts = ocp.CheckpointManagerOptions(max_to_keep=max_to_keep, create=True,
                                             enable_async_checkpointing=async_save)
-        self._mgr = ocp.CheckpointManager(self.directory, options=opts,
-                                          item_names=("state", "host", "files"))
+        handlers = {"state": ocp.StandardCheckpointHandler(), "host": ocp.JsonCheckpointHandler(),
+                    "files": ocp.StandardCheckpointHandler()}
+        self._mgr = ocp.CheckpointManager(self.directory, options=opts, item_handlers=handlers)
 
     def save(self, step: int, state: Any, host: Mapping[str, Any] | None = None,
              files: Mapping[str, bytes] | None = None, *, force: bool = True) -> bool:
@@ -130,11 +157,90 @@ class Checkpointer:
         files = {k: np.asarray(v).tobytes() for k, v in (out["files"] or {}).items()} if meta["file_names"] else {}
         return state, dict(meta["payload"]), files
 
+    def restore_latest(self, *, target: Any, shardings: Any = None, quarantine: bool = True,
+                       log=print) -> tuple[int, Any, dict, dict[str, bytes]] | None:
+        """(step, state, host, files) of the newest checkpoint that reads back completely
+        (:meth:`restore`); None when the directory holds no checkpoint.
+
+        A newer step that fails while an older one reads is damaged: with ``quarantine`` it is
+        moved out of the way (module docstring); ``log`` gets one line per damaged step
+        naming its folder, the cause and the step used instead. Raises CheckpointError (one
+        paragraph, every step's cause; nothing moved) when no step reads."""
+        steps = self.all_steps()[::-1]
+        bad: list[tuple[int, str]] = []
+        for step in steps:
+            try:
+                state, host, files = self.restore(step, target=target, shardings=shardings)
+            except Exception as e:  # noqa: BLE001 -- any read failure: try the next older step
+                bad.append((step, _root_cause(e)))
+                continue
+            for b, cause in bad:
+                where = self.directory / str(b)
+                if quarantine:
+                    moved = self.quarantine(b)
+                    log(f"warning: checkpoint step {b} ({where}) is damaged ({cause}); moved to {moved}; "
+                        f"resuming from step {step}")
+                else:
+                    log(f"warning: checkpoint step {b} ({where}) is damaged ({cause}); using step {step}")
+            return step, state, host, files
+        if not bad:
+            return None
+        causes = "; ".join(f"step {b} ({self.directory / str(b)}): {c}" for b, c in bad)
+        raise CheckpointError(
+            f"none of the {len(bad)} checkpoints under {self.directory} could be restored -- {causes}. "
+            "If the files are damaged, move that folder away (the run then starts over) or put back a "
+            "copy; if they are intact, the model or its config differs from the one that saved them "
+            "(use the original config or another workdir). Nothing was changed on disk.")
+
+    def quarantine(self, step: int) -> pathlib.Path:
+        """Move step ``step``'s folder to ``<directory>.damaged/<step>-<unix time>`` (kept for
+        inspection, out of orbax's sight) and return the new path."""
+        dest = self.directory.parent / f"{self.directory.name}.damaged" / f"{int(step)}-{int(time.time())}"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(self.directory / str(int(step))), str(dest))
+        self._mgr.reload()
+        return dest
+
+    def restore_arrays(self, step: int | None = None) -> tuple[Any, dict, dict[str, bytes]]:
+        """(state as a tree of numpy arrays, host, files) of ``step`` (default: the latest),
+        read through the host CPU device whatever layout wrote it -- for inspecting or
+        exporting a run without building its model (``mode=export``, tests). Typed PRNG keys
+        come back as their raw key data. Raises FileNotFoundError."""
+        step = self.latest_step() if step is None else int(step)
+        if step is None or step not in self._mgr.all_steps():
+            raise FileNotFoundError(f"no checkpoint step {step} under {self.directory}")
+        cpu = jax.sharding.SingleDeviceSharding(jax.devices("cpu")[0])
+        tree = self._mgr.item_metadata(step)["state"]
+        tree = getattr(tree, "tree", tree)
+        abstract = jax.tree.map(lambda m: jax.ShapeDtypeStruct(tuple(m.shape), np.dtype(m.dtype), sharding=cpu),
+                                tree, is_leaf=lambda m: hasattr(m, "shape") and hasattr(m, "dtype"))
+        meta = self._mgr.restore(step, args=ocp.args.Composite(host=ocp.args.JsonRestore()))["host"]
+        items = {"state": ocp.args.StandardRestore(abstract)}
+        if meta["file_names"]:
+            items["files"] = ocp.args.StandardRestore()
+        out = self._mgr.restore(step, args=ocp.args.Composite(**items))
+        state = jax.tree.map(np.asarray, out["state"])
+        files = {k: np.asarray(v).tobytes() for k, v in (out["files"] or {}).items()} if meta["file_names"] else {}
+        return state, dict(meta["payload"]), files
+
     def restore_host(self, step: int | None = None) -> tuple[dict, dict[str, bytes]]:
         """(host payload, files) of ``step`` (default: the latest) without the device state --
         for inspecting a run (``mode=library``) with no model. Raises FileNotFoundError."""
-        step = self.latest_step() if step is None else int(step)
-        if step is None or step not in self._mgr.all_steps():
+        if step is None:           # the newest step that reads (a damaged newer one is skipped)
+            steps, bad = self.all_steps()[::-1], []
+            for s in steps:
+                try:
+                    return self.restore_host(s)
+                except Exception as e:  # noqa: BLE001
+                    bad.append(f"step {s}: {_root_cause(e)}")
+                    if s != steps[-1]:
+                        print(f"warning: checkpoint step {s} ({self.directory / str(s)}) is damaged "
+                              f"({_root_cause(e)}); reading the previous one")
+            if bad:
+                raise CheckpointError(f"no checkpoint under {self.directory} could be read: {'; '.join(bad)}")
+            raise FileNotFoundError(f"no checkpoint step under {self.directory}")
+        step = int(step)
+        if step not in self._mgr.all_steps():
             raise FileNotFoundError(f"no checkpoint step {step} under {self.directory}")
         meta = self._mgr.restore(step, args=ocp.args.Composite(host=ocp.args.JsonRestore()))["host"]
         files = {}

@@ -72,6 +72,7 @@ def test_sft_arm_saves_warm_start_full_arm_loads_it_and_resume_wins(tiny_model, 
     assert "SFT warm start:" in out and f"warm start saved to {ws}" in out
     sft = json.loads(out.split("SFT warm start:", 1)[1].splitlines()[0])
     assert sft["extra_transcripts"] == 4 and sum(sft["skill_episodes"].values()) == 2
+    assert sft["updates"] == 1 and "steps" not in sft and sft["expert_env_steps"] >= 2   # issue 23 item 3
     assert json.loads((ws / "DONE.json").read_text())["summary"]["transcripts"] == sft["transcripts"]
     assert _files(tmp_path / "sft") == [f"without_library__{s}.jsonl" for s in SPLITS]
     assert set(res) == {"without_library", "library"} and set(res["without_library"]) == set(SPLITS)

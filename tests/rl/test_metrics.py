@@ -19,11 +19,14 @@ def test_jsonl_lines_and_plot(tmp_path):
     rec = json.loads(lines[1])
     assert rec["step"] == 2 and rec["loss"] == pytest.approx(0.5) and rec["tokens"] == 7
     assert rec["bad"] == "nan" and rec["elapsed"] >= 0 and rec["time"] > 1e9
-    # appending on resume: a repeated step keeps its last record
-    with MetricsWriter(path, initial_step=4, progress=False) as w:
-        w.write(5, {"loss": 9.0})
+    # read_jsonl: a repeated step keeps its last record
+    with open(path, "a") as f:
+        f.write(json.dumps({"step": 5, "loss": 9.0}) + "\n")
     recs = read_jsonl(path)
     assert [r["step"] for r in recs] == [1, 2, 3, 4, 5] and recs[-1]["loss"] == 9.0
+    with MetricsWriter(path, initial_step=6, progress=False):   # nothing at or after step 6
+        pass
+    assert len(path.read_text().splitlines()) == 6
     out = tmp_path / "curves.png"
     keys = plot(path, out)
     assert keys == ["loss", "reward", "tokens"] and out.stat().st_size > 1000
@@ -39,3 +42,28 @@ def test_bad_metrics(tmp_path):
             w.write(1, {"v": np.ones(3)})
         with pytest.raises(ValueError, match="reserved"):
             w.write(1, {"step": 3})
+
+
+def test_resume_truncates_to_the_resumed_step_and_keeps_wall_time(tmp_path):
+    """Issue 23, item 3: a run checkpointed after step 1 that logged step 2 and died in the
+    middle of writing step 3's line resumes at step 2: steps 2 and the cut line are dropped,
+    each step ends up logged once, ``elapsed`` continues from the kept records' 20.0 s."""
+    path = tmp_path / "metrics.jsonl"
+    path.write_text("".join(json.dumps({"step": s, "time": 1e9 + s, "elapsed": 20.0 * s, "loss": s}) + "\n"
+                            for s in range(3)) + '{"step": 3, "ti')
+    with MetricsWriter(path, total_steps=4, initial_step=2) as w:
+        assert w._bar.n == 2
+        w.write(2, {"loss": 20.0})
+        w.write(3, {"loss": 30.0})
+        assert w._bar.n == 4                       # 4 of 4 steps done, not 3 of 4
+    recs = [json.loads(x) for x in path.read_text().splitlines()]
+    assert [r["step"] for r in recs] == [0, 1, 2, 3]
+    assert [r["loss"] for r in recs] == [0, 1, 20.0, 30.0]
+    assert 20.0 <= recs[2]["elapsed"] <= recs[3]["elapsed"] < 30.0
+    # a fresh run (no checkpoint: initial step 0) starts an empty log
+    with MetricsWriter(path, total_steps=4, initial_step=0) as w:
+        assert w._bar.n == 0
+        w.write(0, {"loss": 5.0})
+        assert w._bar.n == 1
+    recs = [json.loads(x) for x in path.read_text().splitlines()]
+    assert [(r["step"], r["loss"]) for r in recs] == [(0, 5.0)] and recs[0]["elapsed"] < 10.0

@@ -424,11 +424,13 @@ class PolicyEngine:
         """Latest checkpoint -> (next step to run, host payload, files); (0, None, {}) when none.
 
         The state is restored onto this engine's placement (its mesh, or one device), whatever
-        mesh wrote the checkpoint."""
-        latest = self.checkpointer.latest_step()
-        if latest is None:
+        mesh wrote the checkpoint. A damaged newest checkpoint is moved aside and the previous
+        intact one restored, with a one-line warning (``Checkpointer.restore_latest``; raises
+        ``CheckpointError`` when none reads)."""
+        found = self.checkpointer.restore_latest(target=self.state)
+        if found is None:
             return 0, None, {}
-        state, host, files = self.checkpointer.restore(latest, target=self.state)
+        latest, state, host, files = found
         self.state = state
         self._resumed = True
         self.sampler_calls = int(host.get("sampler_calls", 0))

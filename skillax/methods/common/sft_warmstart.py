@@ -55,5 +55,8 @@ def play_sft_warmstart(engine, cfg, train_tasks, play_cfg=None, episode_demo=Non
 
     hist = engine.sft(batches(), lr=float(cfg.sft.lr), steps=int(cfg.sft.steps),
                       warmup_ratio=float(cfg.sft.warmup_ratio))
-    return {**stats, "transcripts": len(demos), "nll_first": hist[0]["nll"], "nll_last": hist[-1]["nll"],
-            "tokens_per_step": hist[-1]["tokens"], "seconds": sum(h["time_s"] for h in hist)}
+    # "steps" of the play stats are expert env steps, not SFT updates: named so in the summary
+    stats = {("expert_env_steps" if k == "steps" else k): v for k, v in stats.items()}
+    return {**stats, "transcripts": len(demos), "updates": len(hist), "nll_first": hist[0]["nll"],
+            "nll_last": hist[-1]["nll"], "tokens_per_step": hist[-1]["tokens"],
+            "seconds": sum(h["time_s"] for h in hist)}

@@ -29,6 +29,7 @@ import numpy as np
 from skillax.agents.envs import env_spec
 from skillax.agents.envs.runner import EnvPool, resolve_workers
 from skillax.config_defaults import SKILL1_ABLATIONS
+from skillax.methods.common import host_state, run_dir
 from skillax.methods.common import tasks as task_lib
 from skillax.methods.common import warmstart as ws_lib
 from skillax.methods.common.clock import RLClock
@@ -132,6 +133,37 @@ def step_metrics(eps, counts, library, gens, batch, times) -> dict:
     return m
 
 
+LIBRARY_FILE = "library.sqlite"
+
+
+def open_library(cfg, encoder, workdir: pathlib.Path, files: dict | None) -> SkillLibrary:
+    """The run's working library in ``<workdir>/.staging/`` (``methods.common.host_state``).
+
+    ``files``: the restored checkpoint's files (resume: the library it holds, committed again
+    to ``<workdir>/library.sqlite`` in case the run died between its save and commit), or None
+    without a checkpoint: a fresh library, and a ``library.sqlite`` left by a run that died
+    before its first checkpoint is removed (never built on)."""
+    work = host_state.staging_dir(workdir) / LIBRARY_FILE
+    kw = _library_kwargs(cfg, encoder)
+    if files is None:
+        if host_state.discard(workdir, [LIBRARY_FILE]):
+            print(f"no checkpoint: removed {LIBRARY_FILE} of an earlier run that stopped before its first checkpoint")
+        return SkillLibrary(work, **kw)
+    if "library" not in files:
+        return SkillLibrary(work, **kw)
+    library = SkillLibrary.from_bytes(files["library"], work, **kw)
+    host_state.commit_bytes(workdir / LIBRARY_FILE, files["library"])
+    return library
+
+
+def save_checkpoint(engine, step: int, stream, library: SkillLibrary, workdir: pathlib.Path) -> None:
+    """Checkpoint ``step`` (params, optimiser, stream position, the library's bytes), then
+    commit the same library bytes to ``<workdir>/library.sqlite`` (``host_state``)."""
+    blob = library.state_bytes()
+    engine.save(step, {"stream": stream.get_state()}, {"library": blob})
+    host_state.commit_bytes(workdir / LIBRARY_FILE, blob)
+
+
 def sft_stage(engine, cfg, train_tasks, pool) -> dict:
     """The SFT warm start: expert play transcripts (a ``sft.skill_fraction`` of the episodes
     with a demo skill in the play prompt), plus distil and query demonstrations
@@ -166,13 +198,10 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     cfg = obj_lib.apply_objective_preset(cfg)
     ab = ablation(cfg)
     workdir = pathlib.Path(workdir or "runs/skill1")
-    workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "config.json").write_text(cfg.to_json_best_effort(indent=2))
+    run_dir.prepare(cfg, workdir)   # a resume with a config that changes the run's meaning fails here
     engine = PolicyEngine.create(cfg, workdir)
     cleanup.callback(engine.close)
     encoder = load_minilm()
-    library = SkillLibrary(workdir / "library.sqlite", **_library_kwargs(cfg, encoder))
-    cleanup.callback(lambda: library.close())   # the current one (a resume replaces it)
     index = DenseIndex(encoder.encode, threshold=float(cfg.rollout.threshold), top_k=int(cfg.rollout.top_k))
     train_tasks = task_lib.load_tasks(cfg.env, cfg.env.train_split, cfg.env.get("n_train_tasks") or None)
     stream = task_lib.TaskStream(train_tasks, seed=int(cfg.seed))
@@ -181,12 +210,10 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     pool = make_pool(cfg)
     cleanup.callback(pool.close)
     start, host, files = engine.restore()
+    library = open_library(cfg, encoder, workdir, files if host is not None else None)
+    cleanup.callback(library.close)
     if host is not None:                         # resume wins over any warm start
         stream.set_state(host["stream"])
-        if "library" in files:
-            library.close()
-            library = SkillLibrary.from_bytes(files["library"], workdir / "library.sqlite",
-                                              **_library_kwargs(cfg, encoder))
         print(f"resumed from checkpoint: next step {start}")
     else:
         save_ws, load_ws = ws_lib.from_config(cfg)   # waits for load_dir when wait_s > 0
@@ -239,7 +266,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             writer.write(step, m)
             stop = clock.stop_reason(step_s)
             if (step + 1) % int(cfg.checkpoint_every) == 0 or step + 1 == int(cfg.steps) or stop:
-                engine.save(step, {"stream": stream.get_state()}, {"library": library.state_bytes()})
+                save_checkpoint(engine, step, stream, library, workdir)
                 committed = step
                 export_library(library, workdir, committed)   # skills/ = the last committed step
             if stop:

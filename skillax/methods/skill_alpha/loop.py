@@ -11,6 +11,7 @@ import time
 import numpy as np
 
 from skillax.agents.envs.runner import resolve_workers
+from skillax.methods.common import host_state, run_dir
 from skillax.methods.common import warmstart as warmstart_lib
 from skillax.methods.common.clock import RLClock
 from skillax.methods.common.engine import PolicyEngine
@@ -203,8 +204,7 @@ def run(cfg, workdir=None):
       ``<workdir>/skill/<name>/`` (SKILL.md + changelog).
     """
     workdir = pathlib.Path(workdir or f"runs/skill_alpha_{cfg.setting}")
-    workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "config.json").write_text(cfg.to_json_best_effort(indent=2))
+    run_dir.prepare(cfg, workdir)   # a resume with a config that changes the run's meaning fails here
     engine = PolicyEngine.create(cfg, workdir)
     results: dict = {}
     save_ws, load_ws = warmstart_lib.from_config(cfg)
@@ -226,6 +226,10 @@ def run(cfg, workdir=None):
         results["warmstart"] = {"loaded_from": str(src.dir), "own": src is own_ws, "summary": summary}
         print(f"warm start loaded from {src.dir}")
     else:
+        # no checkpoint, no warm start: the worker is derived again, so an evidence stream that
+        # a run that died before its first checkpoint sampled from its worker is not reused
+        if host_state.discard(workdir, [warm.STREAM_FILE]):
+            print(f"no checkpoint: removed {warm.STREAM_FILE} of an earlier run that stopped before its first checkpoint")
         if int(cfg.sft.play_steps) > 0 and cfg.setting == "experience":
             results["play_sft"] = play_warmstart(cfg, engine)   # before the worker copy
             print("play SFT:", json.dumps(results["play_sft"]))
@@ -246,6 +250,7 @@ def run(cfg, workdir=None):
 
     try:
         start, host, _ = engine.restore()
+        host_state.truncate_jsonl(workdir / "samples.jsonl", start)   # steps after the checkpoint run again
         n_items, n_lanes = len(st.stream), int(cfg.lanes)
         if host is not None:
             lanes = [Lane.from_host(d) for d in host["lanes"]]

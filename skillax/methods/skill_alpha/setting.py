@@ -29,6 +29,7 @@ from skillax.methods.skill_alpha import evidence_stream as es
 from skillax.methods.common.play import play_overlap
 from skillax.methods.skill_alpha.config import DEFAULT_SKILL
 from skillax.methods.skill_alpha.prompts import skill_context
+from skillax.rl.durable import commit_text
 from skillax.skills.evidence import EvidenceConfig
 from skillax.skills.rules import make_rule_body, with_rules
 from skillax.skills.skill_md import SkillDoc, make_skill
@@ -291,7 +292,7 @@ def build_setting(cfg, worker, z0: SkillDoc, workdir: pathlib.Path | None,
         stream, more = make_stream()
         info.update(more)
         if cache is not None:
-            cache.write_text(stream.to_json(), encoding="utf-8")
+            commit_text(cache, stream.to_json())   # atomic: a kill never leaves half a stream
     if not len(stream):
         raise ValueError(f"the {cfg.setting} evidence stream is empty")
     sequence = str(cfg.evidence.get("sequence", "source"))

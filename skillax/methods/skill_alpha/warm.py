@@ -22,6 +22,7 @@ from __future__ import annotations
 import pathlib
 import shutil
 
+from skillax.rl.durable import commit_bytes
 from skillax.rl.checkpoint import Checkpointer
 
 WORKER = "worker"
@@ -64,5 +65,5 @@ def load(ws, engine, workdir, need_worker: bool = True) -> tuple[object, dict]:
     worker = frozen.get(WORKER) if need_worker else None
     if worker is not None:
         persist_frozen(engine, WORKER, worker)
-    (pathlib.Path(workdir) / STREAM_FILE).write_bytes(files[STREAM_FILE])
+    commit_bytes(pathlib.Path(workdir) / STREAM_FILE, files[STREAM_FILE])
     return worker, summary

@@ -49,6 +49,7 @@ import numpy as np
 from skillax.agents.agent_loop import PlayConfig
 from skillax.agents.envs import env_spec
 from skillax.agents.envs.runner import EnvPool, resolve_workers
+from skillax.methods.common import host_state, run_dir
 from skillax.methods.common import warmstart as ws_lib
 from skillax.methods.common.clock import RLClock
 from skillax.methods.common.engine import PolicyEngine
@@ -361,8 +362,7 @@ def run(cfg, workdir=None):
 
 def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     workdir = pathlib.Path(workdir or "runs/skillos")
-    workdir.mkdir(parents=True, exist_ok=True)
-    (workdir / "config.json").write_text(cfg.to_json_best_effort(indent=2))
+    run_dir.prepare(cfg, workdir)   # a resume with a config that changes the run's meaning fails here
     if abs(float(cfg.rl.temperature) - float(cfg.temperature)) > 1e-9:
         raise ValueError(f"rl.temperature ({cfg.rl.temperature}) must equal the curator's rollout "
                          f"temperature ({cfg.temperature}): the trainer scores that distribution (PITFALLS 6)")
@@ -397,6 +397,8 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
           + (f"; ablations: {', '.join(labels)}" if labels else ""))
 
     start, host, _ = engine.restore()
+    host_state.truncate_jsonl(workdir / "eval.jsonl", start)   # evaluations after the checkpoint run again
+    shutil.rmtree(workdir / "rollouts", ignore_errors=True)     # a dead run's repos (every rollout starts empty)
     best_state = None
     if host is not None:
         stream.set_state(host["stream"])

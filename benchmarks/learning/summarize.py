@@ -8,7 +8,8 @@ RUNS_DIR holds one folder per arm (``skill1_sft``, ``skill1_grpo``, ``skill1_ful
 ``metrics.jsonl``. Writes ``<out>/summary.jsonl`` (one line per arm x condition x split, then
 one per paired comparison of the protocol), ``<out>/<method>/curves.png`` (learning curves)
 and prints the markdown tables the READMEs quote. Commands are rebuilt from the ARMS table
-of ``benchmarks/device/learning.sh``.
+of ``benchmarks/device/learning.sh``, or taken from the per-arm scripts the campaign wrote
+(``<arm>/command.sh``) where they were kept.
 """
 from __future__ import annotations
 
@@ -57,6 +58,21 @@ def arm_commands() -> dict[str, str]:
     for name, cfg, ov in re.findall(r'^\s*"(\w+)\|([^|]+)\|([^"]*)"', text, re.M):
         extra = "" if name.endswith("_sft") else " --config.train_until_file=$L/deadline --config.max_train_minutes=20"
         out[name] = f"python3 -m skillax.main --config {cfg} --workdir $L/runs/{name} {ov}{extra}".replace("  ", " ")
+    return out
+
+
+def recorded_commands(runs: pathlib.Path, L: str = "/tmp/L") -> dict[str, str]:
+    """{arm: the command that ran}, from the per-arm scripts ``learning.sh`` wrote
+    (``<runs>/<arm>/command.sh`` or ``<runs>/../logs/<arm>.sh``): its ``export`` and
+    ``python3`` lines, the run directory written as ``$L``. Arms without one are absent."""
+    out = {}
+    for arm_dir in sorted(p for p in runs.iterdir() if p.is_dir()):
+        for f in (arm_dir / "command.sh", runs.parent / "logs" / f"{arm_dir.name}.sh"):
+            if f.exists():
+                keep = [ln.split(" > ")[0] for ln in f.read_text().splitlines()
+                        if ln.startswith(("export XLA", "python3 "))]
+                out[arm_dir.name] = "; ".join(keep).replace(L, "$L")
+                break
     return out
 
 
@@ -129,7 +145,7 @@ def main(argv=None) -> int:
     ap.add_argument("--date", default=os.environ.get("CAMPAIGN_DATE", ""))
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
-    cmds = arm_commands()
+    cmds = {**arm_commands(), **recorded_commands(a.runs)}
     ev = load_eval(a.runs)
     lines = []
     print("| method | arm | condition | split | n | success [95% CI] | Pick | Look | Clean | Heat | Cool | Pick2 | "

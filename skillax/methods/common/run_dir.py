@@ -31,6 +31,7 @@ RESUMES_FILE = "resumes.jsonl"
 MAY_CHANGE = (
     "steps", "checkpoint_every", "keep_checkpoints", "max_train_minutes", "train_until_unix",
     "train_until_file", "distributed", "allow_config_change", "log_level", "stage",
+    "init_skills",   # read when a run starts, never on resume (the library is not seeded twice)
     "eval.", "infer.", "warmstart.", "mesh.", "sft.",
     "env.workers", "model.sampler_memory_gb", "model.share_prefill", "model.cache_attention",
     "train.micro_batch", "train.logprob_chunk", "train.remat", "train.length_buckets", "train.update_layout",

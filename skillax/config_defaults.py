@@ -166,6 +166,14 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
       library.count_mode    "selected" (n(s) counts selections as top-1: the paper's n(s),
                             used by eviction) | "retrieved" (all K candidates). The EMA on U
                             always updates all K retrieved (paper).
+      library.token_budget  0 (off: the paper's library, bounded by capacity only) | B > 0 tokens
+                            for the whole library (ours, issue 22): after each admission records
+                            are evicted by the eviction score (U * log2(n + 1) by default) until
+                            the library's size is <= B; a skill that alone exceeds B is not
+                            admitted. Size = tokens of each record's play-prompt skill text
+                            (methods.skill1.prompts.skill_text) under the policy tokenizer
+                            (skills.library, skills.budget); metrics library_tokens,
+                            budget_evictions, budget_rejections.
       rollout.distil_prompt_chars  character budget of the whole-trajectory view in the distil
                             prompt (middle steps elided beyond it; paper: the whole trajectory).
       objective             "paper" | "released_code" (methods.skill1.objectives cites each term).
@@ -225,7 +233,8 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
         history_k=2, max_admissible=40, max_obs_chars=600, max_skill_chars=600, require_think=True,
         invalid_penalty=0.1))
     c.library = ml_collections.ConfigDict(dict(
-        capacity=5000, alpha=0.05, merge_threshold=0.85, eviction="log2_n_plus_1", count_mode="selected"))
+        capacity=5000, alpha=0.05, merge_threshold=0.85, eviction="log2_n_plus_1", count_mode="selected",
+        token_budget=0))
     c.rl = rl()
     c.rl.distil_parse_fail = "zero"
     c.train = train(lr=1e-6, total_steps=100)

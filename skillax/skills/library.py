@@ -30,6 +30,19 @@ merged duplicate's, distinct, at most `MAX_SOURCE_TASKS`; provenance only, issue
   U * ln(n) every skill not yet retrieved scores exactly 0, so a full library always evicts its
   newest skills before they could be retrieved, and no retrieved skill with U > 0 is ever evicted
   while an unretrieved one exists.
+* Token budget (issue 22 item 7; `token_budget`, 0 = off = the paper): the library's size is
+  the sum of `token_count(record)` over its records (`token_count`: the play-prompt skill text's
+  tokens, set by the Skill1 loop with the policy tokenizer; default: `skills.budget.fallback_count`
+  of `description_head + "\n" + strategy`; cached per id, a record's text never changes). After
+  an insert that leaves the library over budget, records are evicted by the same eviction score
+  (lowest first, ties: oldest id) until it is within budget; the new record is never the one
+  evicted (as with capacity). A record that alone exceeds the budget is rejected before anything
+  changes (`Admission("rejected", reason="over the token budget: ...", over_budget=True)`; the
+  library stays byte-identical). Budget evictions are listed in `Admission.budget_evicted`
+  (also in `evicted`). Merges change no text, so they never change the size.
+  Worked example (fallback counts, budget 10): records of 4, 4, 4 tokens with scores 0.5 (id 1),
+  0.3 (id 2), 0.5 (id 3); inserting a 4-token record (16 > 10) evicts id 2 (lowest score),
+  then id 1 (0.5, older than 3): 8 tokens remain.
 * Storage: SQLite (stdlib), WAL journal, one row per record; EMA/merge are row UPDATEs. A `meta`
   table holds `schema_version` (2); a schema-1 file (before `source_tasks`) is upgraded in place
   on open (the column added, empty: its records' source tasks are unknown); a file with another
@@ -50,6 +63,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from skillax.skills import budget as budget_lib
 from skillax.skills.parsers import Distil, DistilParse
 from skillax.skills.repo import SKILL_FILE, atomic_write_text
 from skillax.skills.skill_md import (
@@ -114,6 +128,8 @@ class Admission:
     evicted: tuple[int, ...] = ()
     reason: str | None = None
     cosine: float | None = None
+    budget_evicted: tuple[int, ...] = ()
+    over_budget: bool = False
 
     @property
     def admitted(self) -> bool:
@@ -127,6 +143,12 @@ def eviction_score(utility: float, count: int, eviction: str = "log2_n_plus_1") 
     if eviction == "paper_log_n":
         return utility * math.log(count) if count > 0 else float("-inf")
     raise ValueError(f"eviction must be one of {EVICTIONS}, got {eviction!r}")
+
+
+def default_record_tokens(rec: SkillRecord) -> int:
+    """`skills.budget.fallback_count` of `description_head + "\n" + strategy` (the default
+    `SkillLibrary.token_count`; the Skill1 loop counts the play-prompt text with its tokenizer)."""
+    return budget_lib.fallback_count(f"{rec.description_head}\n{rec.strategy}")
 
 
 def _clean(text: str, limit: int) -> str:
@@ -229,7 +251,8 @@ class SkillLibrary:
     def __init__(self, path: str | os.PathLike, *, capacity: int = 5000, alpha: float = 0.05,
                  eviction: str = "log2_n_plus_1", merge_threshold: float = 0.85,
                  embed_fn: Callable[[Sequence[str]], np.ndarray] | None = None,
-                 min_lesson_words: int = 3):
+                 min_lesson_words: int = 3, token_budget: int = 0,
+                 token_count: Callable[[SkillRecord], int] | None = None):
         if eviction not in EVICTIONS:
             raise ValueError(f"eviction must be one of {EVICTIONS}, got {eviction!r}")
         if capacity < 1 or not 0.0 < alpha <= 1.0:
@@ -238,6 +261,9 @@ class SkillLibrary:
         self.capacity, self.alpha, self.eviction = int(capacity), float(alpha), eviction
         self.merge_threshold, self.embed_fn = float(merge_threshold), embed_fn
         self.min_lesson_words = int(min_lesson_words)
+        self.token_budget = budget_lib.check_budget(token_budget)
+        self.token_count = token_count or default_record_tokens
+        self._tokens: dict[int, int] = {}       # id -> token_count(record) (texts never change)
         try:
             self.conn = sqlite3.connect(self.path)
         except sqlite3.Error as e:
@@ -307,6 +333,17 @@ class SkillLibrary:
         return {i: (h or s) for i, h, s in
                 self.conn.execute("SELECT id, description_head, scenario FROM skills ORDER BY id")}
 
+    def record_tokens(self, rec: SkillRecord) -> int:
+        """`token_count(rec)`, cached by id."""
+        n = self._tokens.get(rec.id)
+        if n is None:
+            n = self._tokens[rec.id] = int(self.token_count(rec))
+        return n
+
+    def size_tokens(self) -> int:
+        """The library's size in tokens: the sum of `record_tokens` over every record."""
+        return sum(self.record_tokens(r) for r in self.records())
+
     def eviction_order(self) -> list[int]:
         """All ids, first-to-evict first (lowest score, then oldest id)."""
         return [r[0] for r in self.conn.execute(
@@ -357,19 +394,51 @@ class SkillLibrary:
                     self.conn.execute("UPDATE skills SET merges = merges + 1, source_tasks = ? WHERE id=?",
                                       (json.dumps(new), cands[j][0]))
                 return Admission("merged", cands[j][0], cosine=float(cos[j]))
-        evicted = []
-        with self.conn:
-            while self.conn.execute("SELECT COUNT(*) FROM skills").fetchone()[0] >= self.capacity:
-                (victim,) = self.conn.execute(
-                    "SELECT id FROM skills ORDER BY skill_score(utility, count) ASC, id ASC LIMIT 1").fetchone()
-                self.conn.execute("DELETE FROM skills WHERE id=?", (victim,))
-                evicted.append(victim)
-            cur = self.conn.execute(
-                "INSERT INTO skills (scenario, description_head, strategy, utility, count, "
-                "created_step, attempt_type, source_tasks) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (scenario, description_head, strategy, BIRTH_UTILITY, BIRTH_COUNT, int(step), attempt_type,
-                 json.dumps(src)))
-        return Admission("inserted", cur.lastrowid, tuple(evicted))
+        new_tokens = 0
+        if self.token_budget:
+            probe = SkillRecord(-1, scenario, description_head, strategy, BIRTH_UTILITY, BIRTH_COUNT,
+                                int(step), attempt_type, 0, tuple(src))
+            new_tokens = int(self.token_count(probe))
+            if new_tokens > self.token_budget:
+                return Admission("rejected", reason=budget_lib.budget_reason(
+                    new_tokens, self.token_budget, "the library (this skill alone)"), over_budget=True)
+        evicted, budget_evicted = [], []
+        try:
+            with self.conn:
+                while self.conn.execute("SELECT COUNT(*) FROM skills").fetchone()[0] >= self.capacity:
+                    (victim,) = self.conn.execute(
+                        "SELECT id FROM skills ORDER BY skill_score(utility, count) ASC, id ASC LIMIT 1").fetchone()
+                    self.conn.execute("DELETE FROM skills WHERE id=?", (victim,))
+                    evicted.append(victim)
+                cur = self.conn.execute(
+                    "INSERT INTO skills (scenario, description_head, strategy, utility, count, "
+                    "created_step, attempt_type, source_tasks) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (scenario, description_head, strategy, BIRTH_UTILITY, BIRTH_COUNT, int(step), attempt_type,
+                     json.dumps(src)))
+                new_id = cur.lastrowid
+                if self.token_budget:
+                    budget_evicted = self._evict_to_budget(protect=new_id)
+        except BaseException:
+            self._tokens.clear()    # a rolled-back insert's id may be handed out again
+            raise
+        for i in evicted + budget_evicted:
+            self._tokens.pop(i, None)
+        return Admission("inserted", new_id, tuple(evicted + budget_evicted), budget_evicted=tuple(budget_evicted))
+
+    def _evict_to_budget(self, protect: int) -> list[int]:
+        """Delete records in eviction order (never `protect`) until the size is within
+        `token_budget` (inside the caller's transaction). Returns the ids deleted."""
+        sizes = {r.id: self.record_tokens(r) for r in self.records()}
+        total, out = sum(sizes.values()), []
+        for victim in self.eviction_order():
+            if total <= self.token_budget:
+                break
+            if victim == protect:
+                continue
+            self.conn.execute("DELETE FROM skills WHERE id=?", (victim,))
+            total -= sizes[victim]
+            out.append(victim)
+        return out
 
     def admit(self, distil: Distil | DistilParse | None, reward: float, scenario: str, *, step: int,
               attempt_type: str = "success", source_task: str | None = None) -> Admission:

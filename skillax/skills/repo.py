@@ -12,6 +12,12 @@
 * A name can never address a path outside the repository: names must match
   `skill_md.NAME_RE` (no '/', '.', leading '-'), and the resolved path is checked to sit directly
   under the (resolved) root; symlinked skill folders/files are refused.
+* Token budget (issue 22 item 7; `token_budget`, 0 = off): the repo's size is the sum of
+  `count_tokens(SKILL.md text)` over its skills (`size_tokens()`; cached per skill). An
+  `insert` or `update` that would push it over budget (`skills.budget.pushes_over`: above the
+  budget and larger than before) raises `SkillBudgetError` (a `SkillRepoError`; logged as a
+  failed call; nothing written). `import_skill`, `put`, `delete` and `restore` are not checked:
+  seeded skills count towards the size, and a delete always shrinks it.
 * Only strict-valid SKILL.md files are ever written (`render_skill_md` validates), so every file
   in the repo parses with `parse_skill_md`.
 """
@@ -26,6 +32,7 @@ import time
 import types
 from typing import Any, Callable, Iterator, Mapping
 
+from skillax.skills import budget as budget_lib
 from skillax.skills.skill_md import (
     SkillDoc, SkillFormatError, make_skill, parse_skill_md, render_skill_md, validate_name,
 )
@@ -41,6 +48,10 @@ class SkillRepoError(ValueError):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
+
+
+class SkillBudgetError(SkillRepoError):
+    """An insert/update refused because it would push the repo over its token budget."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,10 +101,13 @@ class SkillRepo:
       strict_load: when opening an existing folder, raise `SkillRepoError` on any skill folder
         (a sub-folder holding a SKILL.md; other entries are ignored) whose SKILL.md is not strict-valid or whose name differs from the folder; when False such
         folders are skipped and listed in `load_problems`.
+      token_budget: tokens the whole repo may hold (module docstring; 0 = off).
+      count_tokens: SKILL.md text -> tokens (`skills.budget.token_counter`; default its fallback).
     """
 
     def __init__(self, root: str | os.PathLike, *, durable: bool = True, create: bool = True,
-                 strict_load: bool = True):
+                 strict_load: bool = True, token_budget: int = 0,
+                 count_tokens: Callable[[str], int] | None = None):
         root = pathlib.Path(root)
         if create:
             root.mkdir(parents=True, exist_ok=True)
@@ -105,6 +119,9 @@ class SkillRepo:
         self._docs: dict[str, SkillDoc] = {}
         self._shared = False
         self.load_problems: list[str] = []
+        self.token_budget = budget_lib.check_budget(token_budget)
+        self.count_tokens = count_tokens or budget_lib.fallback_count
+        self._ntok: dict[str, int] = {}       # name -> count_tokens(text), dropped on write/remove
         self._load(strict_load)
 
     # ------------------------------------------------------------------ reading
@@ -177,9 +194,27 @@ class SkillRepo:
     def docs(self) -> list[SkillDoc]:
         return [self.get(n) for n in self.names()]
 
-    def size_tokens(self, count_fn: Callable[[str], int]) -> int:
-        """Sum of `count_fn(SKILL.md text)` over all skills (e.g. tokenizer length); for r_comp."""
+    def size_tokens(self, count_fn: Callable[[str], int] | None = None) -> int:
+        """Sum of `count_fn(SKILL.md text)` over all skills (e.g. tokenizer length; for r_comp);
+        default: the repo's own `count_tokens` (cached per skill)."""
+        if count_fn is None or count_fn is self.count_tokens:
+            return int(sum(self._skill_tokens(n) for n in self._texts))
         return int(sum(count_fn(t) for t in self._texts.values()))
+
+    def _skill_tokens(self, name: str) -> int:
+        n = self._ntok.get(name)
+        if n is None:
+            n = self._ntok[name] = int(self.count_tokens(self._texts[name]))
+        return n
+
+    def _check_budget(self, name: str, text: str) -> None:
+        """Raise `SkillBudgetError` if writing `text` as `name` pushes the repo over budget."""
+        if not self.token_budget:
+            return
+        before = self.size_tokens()
+        after = before - (self._skill_tokens(name) if name in self._texts else 0) + int(self.count_tokens(text))
+        if budget_lib.pushes_over(before, after, self.token_budget):
+            raise SkillBudgetError(budget_lib.budget_reason(after, self.token_budget, "the repo"))
 
     def size_chars(self) -> int:
         return sum(len(t) for t in self._texts.values())
@@ -215,7 +250,7 @@ class SkillRepo:
             out = fn()
         except (SkillRepoError, SkillFormatError) as e:
             self._log(op, args, False, e.reason, step)
-            raise SkillRepoError(e.reason) from None
+            raise (type(e) if isinstance(e, SkillRepoError) else SkillRepoError)(e.reason) from None
         self._log(op, args, True, None, step)
         return out
 
@@ -237,6 +272,7 @@ class SkillRepo:
         self._own()
         self._texts[doc.name] = text
         self._docs[doc.name] = doc
+        self._ntok.pop(doc.name, None)
         return doc
 
     def _remove(self, name: str) -> None:
@@ -256,6 +292,7 @@ class SkillRepo:
         self._own()
         self._texts.pop(name, None)
         self._docs.pop(name, None)
+        self._ntok.pop(name, None)
 
     def insert(self, name: str, description: str, body: str = "", metadata: Mapping | None = None,
                *, step: int | None = None) -> SkillDoc:
@@ -264,7 +301,10 @@ class SkillRepo:
             self.path_of(name)
             if name in self._texts:
                 raise SkillRepoError(f"skill {name!r} already exists (use update)")
-            return self._write(make_skill(name, description, body, metadata))
+            doc = make_skill(name, description, body, metadata)
+            text = render_skill_md(doc)
+            self._check_budget(name, text)
+            return self._write(doc, text)
         return self._run("insert", {"name": name, "description": description, "body": body,
                                     **({"metadata": metadata} if metadata else {})}, step, fn)
 
@@ -281,11 +321,14 @@ class SkillRepo:
             if description is None and body is None and metadata is None:
                 raise SkillRepoError("update needs at least one of description, body, metadata")
             old = self.get(name)  # the spec's license / compatibility / allowed-tools are kept
-            return self._write(make_skill(
+            doc = make_skill(
                 name, old.description if description is None else description,
                 old.body if body is None else body,
                 old.metadata if metadata is None else metadata, license=old.license,
-                compatibility=old.compatibility, allowed_tools=old.allowed_tools))
+                compatibility=old.compatibility, allowed_tools=old.allowed_tools)
+            text = render_skill_md(doc)
+            self._check_budget(name, text)
+            return self._write(doc, text)
         return self._run("update", args, step, fn)
 
     def delete(self, name: str, *, step: int | None = None) -> None:

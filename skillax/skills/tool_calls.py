@@ -21,6 +21,9 @@ Counting (for r_fc, the share of calls that parsed and applied):
   flood the changelog, and still lowers r_fc).
 * `r_fc = applied / total`; with **zero calls** `r_fc = empty_value`, **0.0 by default**: a curator
   that emits nothing earns no format credit (otherwise silence would be the safest policy).
+* An insert/update refused by the repo's token budget (`SkillRepo(token_budget=...)`, issue 22)
+  is an invalid call like any other (not applied, lowers r_fc, the repo unchanged); its
+  `CallReport.over_budget` is True so the method can count them.
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ from typing import Any, Sequence
 
 import jsonschema
 
-from skillax.skills.repo import SkillRepo, SkillRepoError
+from skillax.skills.repo import SkillBudgetError, SkillRepo, SkillRepoError
 from skillax.skills.skill_md import MAX_BODY_CHARS, MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, NAME_PATTERN
 
 _NAME = {"type": "string", "pattern": NAME_PATTERN, "minLength": 1, "maxLength": MAX_NAME_CHARS,
@@ -77,6 +80,7 @@ class CallReport:
     name: str | None
     applied: bool
     error: str | None = None
+    over_budget: bool = False      # refused by the repo's token budget (`SkillBudgetError`)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -230,5 +234,5 @@ def apply_tool_calls(repo: SkillRepo, output: str | Sequence[ToolCall], *,
                 repo.delete(a["name"], step=step)
             reports.append(CallReport(i, call.name, True, None))
         except SkillRepoError as e:
-            reports.append(CallReport(i, call.name, False, e.reason))
+            reports.append(CallReport(i, call.name, False, e.reason, isinstance(e, SkillBudgetError)))
     return ApplyReport(tuple(reports))

@@ -71,7 +71,8 @@ def test_without_library_plays_only(setup):
                for ep in eps)
     assert all(ep.trajectory.skills == [] for ep in eps)
     before = [(r.id, r.utility, r.count) for r in lib.records()]
-    assert update_library(eps, lib, step=0) == {"admitted": 0, "merged": 0, "rejected": 0, "evicted": 0}
+    assert update_library(eps, lib, step=0) == {"admitted": 0, "merged": 0, "rejected": 0, "evicted": 0,
+                                                   "budget_evicted": 0, "budget_rejected": 0}
     assert [(r.id, r.utility, r.count) for r in lib.records()] == before
 
 

@@ -93,8 +93,10 @@ def test_sft_arm_saves_warm_start_full_arm_loads_it_and_resume_wins(tiny_model, 
     assert _imported(work, step="0") == 6
     (m,) = [json.loads(x) for x in (work / "metrics.jsonl").read_text().splitlines()]
     for k in ("success_rate", "retrieval_rate", "library_size", "library_mean_utility", "rerank_ndcg",
-              "distil_parse_ok", "distil_parse_rate"):
+              "distil_parse_ok", "distil_parse_rate", "library_tokens", "budget_evictions", "budget_rejections"):
         assert k in m, k
+    assert m["budget_evictions"] == m["budget_rejections"] == 0          # library.token_budget = 0: off
+    assert (m["library_tokens"] > 0) == (m["library_size"] > 0)
     assert _files(work) == sorted(f"{c}__{s}.jsonl" for c in ("with_library", "without_library") for s in SPLITS)
     for s in SPLITS:
         assert res["with_library"][s]["n"] == 1 and res["with_library"][s]["retrieval_rate"] is not None

@@ -79,13 +79,14 @@ def test_no_distillation_admits_the_raw_actions_of_won_episodes_only():
         ep.r = float(ep.trajectory.won)
         ep.raw_skill = "Actions: go to countertop 1; take apple 1 from countertop 1"
     counts = update_library([won, lost], lib, step=0)
-    assert counts == {"admitted": 1, "merged": 0, "rejected": 1, "evicted": 0}
+    assert counts == {"admitted": 1, "merged": 0, "rejected": 1, "evicted": 0, "budget_evicted": 0, "budget_rejected": 0}
     (rec,) = lib.records()
     assert rec.strategy == won.raw_skill and rec.attempt_type == "raw" and rec.description_head == won.task.goal
     # w/o Library: nothing retrieved, nothing distilled -> the library is not touched
     quiet = episode(2, 1, True)
     quiet.r = 1.0
-    assert update_library([quiet], lib, step=1) == {"admitted": 0, "merged": 0, "rejected": 0, "evicted": 0}
+    assert update_library([quiet], lib, step=1) == {"admitted": 0, "merged": 0, "rejected": 0, "evicted": 0,
+                                                   "budget_evicted": 0, "budget_rejected": 0}
     assert len(lib) == 1
 
 

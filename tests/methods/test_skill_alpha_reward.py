@@ -165,6 +165,8 @@ def test_max_train_minutes_stops_after_the_step_that_passes_it(tmp_path, monkeyp
     monkeypatch.setattr("skillax.rl.plot.plot", lambda *a, **k: None)
 
     class Engine:
+        tokenizer = None                # the skill budget's count: the skills.budget fallback
+
         def policy_sampler(self, t):
             return None
 
@@ -181,3 +183,4 @@ def test_max_train_minutes_stops_after_the_step_that_passes_it(tmp_path, monkeyp
         loop.train(cfg, eng, st, [loop.Lane(0, 0, 0, z0)], z0, UnitConfig(), 0, wd)
         lines = [json.loads(x) for x in (wd / "metrics.jsonl").read_text().splitlines()]
         assert len(lines) == want_lines and eng.saved == want_saved
+        assert lines[0]["skill_tokens"] == 0.0 and lines[0]["budget_rejections"] == 0   # z0 has no rules

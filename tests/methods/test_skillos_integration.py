@@ -196,8 +196,9 @@ def test_warm_start_save_then_load_and_eval_on_two_splits(tiny_model, tmp_path):
     (m,) = read_metrics(tmp_path / "rl")
     for k in ("r", "r_task", "r_fc", "r_cnt", "r_comp", "ops/insert_skill", "ops/update_skill",
               "ops/delete_skill", "repo_skills", "repo_tokens", "time/rollout_s", "time/update_s",
-              "curate/loss", "success_after_first", "rl_minutes"):
+              "curate/loss", "success_after_first", "rl_minutes", "calls_over_budget"):
         assert k in m, k
+    assert m["calls_over_budget"] == 0                     # rollout.repo_token_budget = 0: off
     assert m["r_cnt_judge"] == "off" and m["r_cnt"] == 0.0 and m["ablations"] == "w/o r_cnt"
     assert m["rows"] == 6                                  # 2 rollouts x 3 curator calls, all trained
     assert m["calls_total"] >= 6                           # prefilled "<tool_call>": >= 1 call per output

@@ -38,10 +38,11 @@ from skillax.methods.common.eval_io import eval_splits, write_condition
 from skillax.methods.common.play import play_config, play_overlap
 from skillax.methods.common.rows import build_batch
 from skillax.methods.skill1 import objectives as obj_lib
-from skillax.methods.skill1 import sft_data
+from skillax.methods.skill1 import prompts, sft_data
 from skillax.methods.skill1.evaluate import evaluate_condition, library_stats
 from skillax.methods.skill1.rollout import RolloutConfig, rollout, update_library
 from skillax.rl.metrics import MetricsWriter
+from skillax.skills import budget as budget_lib
 from skillax.skills import importing
 from skillax.skills.library import SkillLibrary
 from skillax.skills.retrieval import DenseIndex, load_minilm
@@ -94,15 +95,26 @@ def seed_from_config(cfg, library) -> int:
     return len(importing.seed_library(library, report, step=0))
 
 
-def _library_kwargs(cfg, encoder) -> dict:
+def record_token_count(tokenizer):
+    """record -> tokens of the skill text the play prompt injects (``prompts.skill_text``: what
+    the policy reads of a selected skill), counted with ``tokenizer`` (``skills.budget``)."""
+    count = budget_lib.token_counter(tokenizer)
+    return lambda rec: count(prompts.skill_text(rec.description_head, rec.strategy))
+
+
+def _library_kwargs(cfg, encoder, tokenizer=None) -> dict:
     lc = cfg.library
     return dict(capacity=int(lc.capacity), alpha=float(lc.alpha), merge_threshold=float(lc.merge_threshold),
-                eviction=str(lc.eviction), embed_fn=encoder.encode)
+                eviction=str(lc.eviction), embed_fn=encoder.encode, token_budget=int(lc.get("token_budget", 0)),
+                token_count=record_token_count(tokenizer))
 
 
 def step_metrics(eps, counts, library, gens, batch, times) -> dict:
     """Per-RL-step metrics (learning-curve quantities included: success_rate, retrieval_rate,
-    library_size, library_mean_utility, rerank_ndcg, distil_parse_ok)."""
+    library_size, library_mean_utility, rerank_ndcg, distil_parse_ok; the library budget's:
+    library_tokens = the library's size in tokens after the step (``SkillLibrary.size_tokens``),
+    budget_evictions / budget_rejections = records evicted / skills refused for
+    ``library.token_budget`` this step)."""
     r = np.array([ep.r for ep in eps])
     ranked = [ep for ep in eps if ep.rank is not None]
     play_steps = [ep.trajectory.n_steps for ep in eps]
@@ -123,7 +135,8 @@ def step_metrics(eps, counts, library, gens, batch, times) -> dict:
         "query_parse_fail": sum(not ep.query_ok for ep in eps if ep.retrieval_on),
         "retrieved_mean": float(np.mean([len(ep.retrieved_ids) for ep in eps])),
         "admissions": counts["admitted"], "merges": counts["merged"], "evictions": counts["evicted"],
-        "library_size": len(library),
+        "library_size": len(library), "library_tokens": library.size_tokens(),
+        "budget_evictions": counts.get("budget_evicted", 0), "budget_rejections": counts.get("budget_rejected", 0),
         "rows": len(gens), "batch_len": int(batch["tokens"].shape[1]),
         "policy_tokens": int(sum(len(g.completion_ids) for g in gens)),
     }
@@ -136,15 +149,16 @@ def step_metrics(eps, counts, library, gens, batch, times) -> dict:
 LIBRARY_FILE = "library.sqlite"
 
 
-def open_library(cfg, encoder, workdir: pathlib.Path, files: dict | None) -> SkillLibrary:
+def open_library(cfg, encoder, workdir: pathlib.Path, files: dict | None, tokenizer=None) -> SkillLibrary:
     """The run's working library in ``<workdir>/.staging/`` (``methods.common.host_state``).
 
     ``files``: the restored checkpoint's files (resume: the library it holds, committed again
     to ``<workdir>/library.sqlite`` in case the run died between its save and commit), or None
     without a checkpoint: a fresh library, and a ``library.sqlite`` left by a run that died
-    before its first checkpoint is removed (never built on)."""
+    before its first checkpoint is removed (never built on). ``tokenizer``: the policy's, for the
+    library's token count (``record_token_count``; None = the ``skills.budget`` fallback)."""
     work = host_state.staging_dir(workdir) / LIBRARY_FILE
-    kw = _library_kwargs(cfg, encoder)
+    kw = _library_kwargs(cfg, encoder, tokenizer)
     if files is None:
         if host_state.discard(workdir, [LIBRARY_FILE]):
             print(f"no checkpoint: removed {LIBRARY_FILE} of an earlier run that stopped before its first checkpoint")
@@ -210,7 +224,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     pool = make_pool(cfg)
     cleanup.callback(pool.close)
     start, host, files = engine.restore()
-    library = open_library(cfg, encoder, workdir, files if host is not None else None)
+    library = open_library(cfg, encoder, workdir, files if host is not None else None, engine.tokenizer)
     cleanup.callback(library.close)
     if host is not None:                         # resume wins over any warm start
         stream.set_state(host["stream"])

@@ -219,12 +219,14 @@ def update_library(eps: Sequence[Episode], library, step: int, count_mode: str =
     w/o Distillation, of their raw action sequences), each recording the episode's task id as
     its source task (``SkillLibrary.add``; merged duplicates append theirs).
 
-    Returns counts: admitted, merged, rejected, evicted. Raises ValueError for another
+    Returns counts: admitted, merged, rejected, evicted (capacity + budget), budget_evicted
+    (records evicted to keep the library within ``library.token_budget``), budget_rejected
+    (skills that alone exceed it; also in rejected). Raises ValueError for another
     ``count_mode``.
     """
     if count_mode not in COUNT_MODES:
         raise ValueError(f"count_mode must be one of {COUNT_MODES}, got {count_mode!r}")
-    counts = {"admitted": 0, "merged": 0, "rejected": 0, "evicted": 0}
+    counts = {"admitted": 0, "merged": 0, "rejected": 0, "evicted": 0, "budget_evicted": 0, "budget_rejected": 0}
     for ep in eps:
         if ep.retrieved_ids:
             counted = None if count_mode == "retrieved" else [ep.chosen_id]
@@ -239,5 +241,8 @@ def update_library(eps: Sequence[Episode], library, step: int, count_mode: str =
             continue
         kind = "rejected" if adm is None else {"inserted": "admitted", "merged": "merged"}.get(adm.status, "rejected")
         counts[kind] += 1
-        counts["evicted"] += len(adm.evicted) if adm is not None else 0
+        if adm is not None:
+            counts["evicted"] += len(adm.evicted)
+            counts["budget_evicted"] += len(adm.budget_evicted)
+            counts["budget_rejected"] += int(adm.over_budget)
     return counts

@@ -30,7 +30,12 @@ Keys (``configs/skill_alpha_*.py`` override):
   turn is cheaper than a sampler call's fixed cost) | K >= 2 = overlapped | -1 = "auto"; the
   frozen worker samples each turn with per-(turn, episode) keys, so the episodes are the same.
 * ``reasoning``: reasoning-gym datasets, items per dataset; ``document``: path / questions.
-* ``skill``: name, description, initial rules of z_0. ``init_skills`` (``config_defaults.base``,
+* ``skill``: name, description, initial rules of z_0; ``token_budget`` (ours, issue 22; 0 = off
+  = the paper, where z is bounded only by the editor's own MERGE/PRUNE): B > 0 tokens z may hold
+  (its rendered rule body, what the worker reads, under the policy tokenizer); an edit that
+  would push z over B is invalid like a parse failure (z unchanged, reward of an invalid edit,
+  no worker call; ``action_space.restrict_budget``), in RL and in inference. Metrics
+  ``skill_tokens`` (mean over units of the carried z_t) and ``budget_rejections``. ``init_skills`` (``config_defaults.base``,
   issue 22): z_0 from a folder of SKILL.md folders instead (``setting.initial_skill``; with
   several skills ``skill.name`` picks one, else all their rules are merged into one skill).
 * ``infer``: temperature; ``eval`` (``evaluate``): ``n_tasks`` per split (0 = every game),
@@ -91,7 +96,7 @@ def skill_alpha(setting: str = "experience") -> ml_collections.ConfigDict:
     c.reasoning = D(dict(datasets=("basic_arithmetic", "chain_sum", "gcd", "lcm", "letter_counting",
                                    "number_sorting"), n_per_dataset=24, eval_per_dataset=8))
     c.document = D(dict(path="", questions=""))
-    c.skill = D(dict(name="", description="", initial_rules=()))
+    c.skill = D(dict(name="", description="", initial_rules=(), token_budget=0))
     c.infer = D(dict(temperature=0.0, enabled=True))
     c.eval = D(dict(n_tasks=64, repeats=1, splits="", conditions="", batch_size=0, handwritten_dir=""))
     c.sft = config_defaults.sft(steps=0, lr=5e-6)       # paper: 3 epochs, lr 5e-6, warmup 0.05, cosine

@@ -47,8 +47,8 @@ def edit_record(step: int, item, before: SkillDoc, res, output: str) -> dict:
 
 def infer(stream, editor, z0: SkillDoc, *, temperature: float = 0.0, max_new_tokens: int = 256,
           max_prompt_tokens: int = 8192, prefix: str = "",
-          items: Sequence | None = None, actions: Sequence[str] = ACTIONS
-          ) -> tuple[SkillDoc, list[dict], collections.Counter]:
+          items: Sequence | None = None, actions: Sequence[str] = ACTIONS, token_budget: int = 0,
+          count_tokens=None) -> tuple[SkillDoc, list[dict], collections.Counter]:
     """Edit z0 through the stream's chunks in order.
 
     Args:
@@ -58,6 +58,8 @@ def infer(stream, editor, z0: SkillDoc, *, temperature: float = 0.0, max_new_tok
       items: a subset / order of ``stream.items`` (default all).
       actions: the action space (``config.unit.actions``): the prompt offers only these and
         any other action is recorded as invalid (skill unchanged).
+      token_budget / count_tokens: the skill's token budget (``skill.token_budget``; 0 = off):
+        an edit that would push z over it is recorded as invalid (``action_space.restrict_budget``).
     Returns (z_T, changelog records, truncation counter).
     """
     z = z0
@@ -73,7 +75,7 @@ def infer(stream, editor, z0: SkillDoc, *, temperature: float = 0.0, max_new_tok
             continue
         (gen,) = editor.sample([ids], objective="edit", episodes=[0], max_new_tokens=max_new_tokens,
                                prefix=prefix, temperature=temperature)
-        res = edit_in_space(z, gen.text, actions)
+        res = edit_in_space(z, gen.text, actions, token_budget=token_budget, count_tokens=count_tokens)
         history.append(edit_record(step, item, z, res, gen.text))
         z = res.skill
     return z, history, trunc

@@ -24,7 +24,9 @@ from skillax.methods.skill_alpha.evaluate import eval_conditions, evaluate_condi
 from skillax.methods.skill_alpha.handwritten import handwritten_skill
 from skillax.methods.skill_alpha.inference import action_histogram, infer, write_skill_folder
 from skillax.methods.skill_alpha.prompts import skill_context
+from skillax.methods.skill_alpha.action_space import is_budget_rejection, skill_tokens
 from skillax.methods.skill_alpha.unit import UnitConfig, UnitInput, run_units
+from skillax.skills.budget import token_counter
 from skillax.rl.metrics import MetricsWriter
 from skillax.skills.edits import ACTIONS
 from skillax.skills.rules import rules_of
@@ -63,11 +65,16 @@ def unit_config(cfg) -> UnitConfig:
     return UnitConfig(group_size=int(u.group_size), anchors_k=int(u.anchors_k), graded=bool(u.graded),
                       carry=str(u.carry), max_new_tokens=int(u.max_new_tokens), max_prompt_tokens=budget,
                       temperature=float(cfg.rl.temperature), dedupe=bool(u.dedupe), prefix=str(u.get("prefill", "")),
-                      actions=u.get("actions") or (), reward=str(u.get("reward", "rollback")))
+                      actions=u.get("actions") or (), reward=str(u.get("reward", "rollback")),
+                      token_budget=int(cfg.skill.get("token_budget", 0)))
 
 
-def step_metrics(results, times: dict) -> dict:
-    """Per-step metrics: rollback reward, action mix, valid rate, r_ctrl, skips, budgets."""
+def step_metrics(results, times: dict, count_tokens=None) -> dict:
+    """Per-step metrics: rollback reward, action mix, valid rate, r_ctrl, skips, budgets.
+    The skill budget's: skill_tokens = mean over units of the carried z_t's size in tokens
+    (what the worker reads; ``action_space.skill_tokens`` with ``count_tokens``, None = the
+    ``skills.budget`` fallback), budget_rejections = candidates made invalid by
+    ``skill.token_budget`` (also in action/invalid)."""
     live = [r for r in results if not r.skipped]
     cands = [c for r in live for c in r.candidates]
     n = max(len(cands), 1)
@@ -78,6 +85,9 @@ def step_metrics(results, times: dict) -> dict:
     for a in ACTIONS:
         m[f"action/{a}"] = sum(c.valid and c.action == a for c in cands) / n
     m["action/invalid"] = sum(not c.valid for c in cands) / n
+    m["budget_rejections"] = sum(is_budget_rejection(c.edit) for r in results for c in r.candidates)
+    m["skill_tokens"] = float(np.mean([skill_tokens(r.carry, count_tokens) for r in results
+                                       if r.carry is not None] or [0.0]))
     m["r_ctrl"] = float(np.mean([r.r_ctrl for r in live])) if live else 0.0
     edits = [c for c in cands if c.valid and c.action != "NOOP"]
     m["r_edit"] = float(np.mean([c.r_edit for c in edits])) if edits else 0.0
@@ -278,11 +288,13 @@ def run(cfg, workdir=None):
             t0 = time.perf_counter()
             z_t, history, trunc = infer(st.stream, editor, z0, temperature=float(cfg.infer.temperature),
                                         max_new_tokens=ucfg.max_new_tokens, max_prompt_tokens=ucfg.max_prompt_tokens,
-                                        prefix=ucfg.prefix, actions=ucfg.actions)
+                                        prefix=ucfg.prefix, actions=ucfg.actions, token_budget=ucfg.token_budget,
+                                        count_tokens=token_counter(engine.tokenizer))
             rl_last = start + results["rl"]["steps_run"] - 1 if "rl" in results else start - 1
             folder = write_skill_folder(workdir / "skill", z_t, history, provenance=provenance(
                 "skill_alpha", run_id=workdir.name, step=rl_last if rl_last >= 0 else None))
             results["inference"] = {"folder": str(folder), "rules": len(rules_of(z_t).rules),
+                                    "skill_tokens": skill_tokens(z_t, token_counter(engine.tokenizer)),
                                     "actions": action_histogram(history), "truncations": dict(trunc),
                                     "seconds": time.perf_counter() - t0}
             print("inference:", json.dumps(results["inference"]))
@@ -308,6 +320,7 @@ def train(cfg, engine, st, lanes, z0, ucfg, start, workdir) -> dict:
     Returns {"steps_run", "last_step", "stop_reason", "seconds"}."""
     objectives = obj_lib.objective_configs(cfg.rl)
     editor = engine.policy_sampler(float(cfg.rl.temperature))
+    count = token_counter(engine.tokenizer)
     writer = MetricsWriter(workdir / "metrics.jsonl", total_steps=int(cfg.steps), initial_step=start,
                            bar_keys=("reward/mean", "valid_rate", "r_ctrl", "units_skipped"))
     clock = RLClock.from_config(cfg).start()
@@ -334,7 +347,7 @@ def train(cfg, engine, st, lanes, z0, ucfg, start, workdir) -> dict:
                 train_metrics["batch_len"] = int(batch["tokens"].shape[1])
             with open(workdir / "samples.jsonl", "a", encoding="utf-8") as f:
                 f.write(json.dumps(unit_sample(step, results[0])) + "\n")
-            m = step_metrics(results, times)
+            m = step_metrics(results, times, count)
             m.update({f"rows/{k}": v for k, v in rstats.items()})
             m.update(train_metrics)
             m["skill_rules/lane0"] = len(rules_of(lanes[0].skill).rules)

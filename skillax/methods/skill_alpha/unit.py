@@ -40,6 +40,7 @@ from skillax.methods.skill_alpha import carry as carry_mod
 from skillax.methods.skill_alpha import prompts
 from skillax.methods.skill_alpha.action_space import edit_in_space, parse_actions
 from skillax.methods.skill_alpha.reward import REWARDS, anchor_mean, own_score_rewards, rollback_rewards
+from skillax.skills.budget import check_budget, token_counter
 from skillax.skills.edits import ACTIONS, EditResult
 from skillax.skills.skill_md import SkillDoc
 
@@ -53,7 +54,9 @@ class UnitConfig:
     prefix: text pre-filled after the assistant header ("" = the editor writes its own
     ``<think>``, as the SFT transcripts teach; "<think>\n" helps an editor without warm start);
     actions: the action space (``action_space``; ablations w/o MERGE/PRUNE, w/o NOOP);
-    reward: "rollback" (paper) | "own_score" (ablation "w/o rollback reward", ``reward``)."""
+    reward: "rollback" (paper) | "own_score" (ablation "w/o rollback reward", ``reward``);
+    token_budget: tokens z may hold (``skill.token_budget``; 0 = off, the paper): an edit that
+    would push z over it is invalid (``action_space.restrict_budget``)."""
 
     group_size: int = 8
     anchors_k: int = 1
@@ -67,6 +70,7 @@ class UnitConfig:
     prefix: str = ""
     actions: tuple[str, ...] = ACTIONS
     reward: str = "rollback"
+    token_budget: int = 0
 
     def __post_init__(self):
         if self.group_size < 1 or self.anchors_k < 1 or self.max_new_tokens < 1 or self.max_prompt_tokens < 16:
@@ -78,6 +82,7 @@ class UnitConfig:
         if self.reward == "own_score" and self.graded:
             raise ValueError("unit.graded applies to the rollback reward only (unit.reward='rollback')")
         object.__setattr__(self, "actions", parse_actions(self.actions))
+        object.__setattr__(self, "token_budget", check_budget(self.token_budget))
 
     @property
     def system(self) -> str:
@@ -147,11 +152,13 @@ def build_prompts(inputs: Sequence[UnitInput], tokenizer, cfg: UnitConfig):
 
 def score_candidates(inputs: Sequence[UnitInput], texts: Sequence[Sequence[str]], scorer, cfg: UnitConfig,
                      generations: Sequence[Sequence[Generation]] | None = None,
-                     skipped: Sequence[str | None] | None = None) -> list[UnitResult]:
+                     skipped: Sequence[str | None] | None = None,
+                     count_tokens=None) -> list[UnitResult]:
     """Steps 1, 3, 4 of the unit for given candidate outputs (``texts[u][i]``: prefix + completion).
 
     All worker runs go to ``scorer.score`` in one call. Returns one :class:`UnitResult` per
-    input; ``skipped[u]`` (e.g. "prompt over budget") skips a unit before any worker call."""
+    input; ``skipped[u]`` (e.g. "prompt over budget") skips a unit before any worker call.
+    ``count_tokens``: text -> tokens for ``cfg.token_budget`` (None = ``skills.budget``'s fallback)."""
     results, jobs, keys = [], [], {}
     need: list[list[int]] = []           # job ids each unit depends on
 
@@ -166,7 +173,8 @@ def score_candidates(inputs: Sequence[UnitInput], texts: Sequence[Sequence[str]]
 
     plan = []                            # per unit: (control job ids, {cand: job ids})
     for u, inp in enumerate(inputs):
-        cands = [Candidate(t, edit_in_space(inp.skill, t, cfg.actions, max_rule_chars=cfg.max_rule_chars),
+        cands = [Candidate(t, edit_in_space(inp.skill, t, cfg.actions, max_rule_chars=cfg.max_rule_chars,
+                                            token_budget=cfg.token_budget, count_tokens=count_tokens),
                            generations[u][i] if generations else None) for i, t in enumerate(texts[u])]
         results.append(UnitResult(inp, cands, skipped=skipped[u] if skipped else None, carry=inp.skill))
         if results[u].skipped:
@@ -234,7 +242,8 @@ def run_units(inputs: Sequence[UnitInput], editor, scorer, cfg: UnitConfig) -> t
         per_unit[u].append(g)
     skipped = [None if ids is not None else "prompt over budget (skill alone exceeds max_prompt_tokens)"
                for ids, _ in built]
-    results = score_candidates(inputs, texts, scorer, cfg, per_unit, skipped)
+    results = score_candidates(inputs, texts, scorer, cfg, per_unit, skipped,
+                               count_tokens=token_counter(editor.tokenizer) if cfg.token_budget else None)
     t3 = time.perf_counter()
     for res, (ids, counter) in zip(results, built):
         res.truncations = counter

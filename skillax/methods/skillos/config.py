@@ -32,6 +32,13 @@ Rewards: r = r_task + λ_f r_fc + λ_u r_cnt + λ_c r_comp with ``reward.{fc, cn
 (``judge.kind`` openai | policy): with ``reward.cnt`` > 0 and no judge the run refuses to
 start (:func:`check_settings`); ``reward.cnt = 0`` is the paper's ablation.
 
+Repo budget (ours, issue 22; off at paper settings): ``rollout.repo_token_budget`` = B > 0
+tokens each rollout's repo may hold (SKILL.md texts under the curator tokenizer, the |S| of
+r_comp); an insert_skill / update_skill call that would push the repo over B fails as an
+invalid call (the repo unchanged, lowering r_fc; ``skills.repo.SkillRepo``); metrics
+``repo_tokens`` (mean over rollouts) and ``calls_over_budget``. 0 = off (the paper: the repo is
+bounded only by r_comp's pressure).
+
 Ablations of the SkillOS paper (its ablation table; labelled by :func:`ablation_labels` in
 metrics.jsonl and eval.json):
 - "w/o r_cnt"     ``reward.cnt = 0`` (no judge is built or called)
@@ -86,7 +93,8 @@ def skillos(env_name: str = "auto") -> ml_collections.ConfigDict:
         scale=10, max_tokens=256))
     c.rollout = ml_collections.ConfigDict(dict(
         top_k=3, retrieval_fields="name,description,body", curator_tokens=1024, curator_prefix="",
-        max_prompt_tokens=6144, evidence_steps=8, evidence_chars=3000, max_skill_chars=1500))
+        max_prompt_tokens=6144, evidence_steps=8, evidence_chars=3000, max_skill_chars=1500,
+        repo_token_budget=0))
     c.play = ml_collections.ConfigDict(dict(
         history_k=2, max_admissible=40, max_obs_chars=600, max_skill_chars=800, max_skills=3,
         require_think=True, invalid_penalty=0.1, max_action_chars=200))

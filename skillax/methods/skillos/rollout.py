@@ -33,6 +33,7 @@ from typing import Callable, Sequence
 from skillax.methods.common.rows import Generation
 from skillax.methods.skillos import prompts, rewards
 from skillax.methods.skillos.groups import TaskGroup
+from skillax.skills.budget import token_counter
 from skillax.skills.evidence import EvidenceConfig, truncate_middle
 from skillax.skills.importing import ImportReport, seed_repo
 from skillax.skills.repo import SkillRepo
@@ -53,6 +54,10 @@ class RolloutConfig:
     max_skill_chars: per retrieved skill in the curator prompt.
     init_skills: the skills every rollout's repo starts with (``config.init_skills`` read by
     ``skills.importing.read_skills_dir``); None = an empty repo (the paper).
+    repo_token_budget: tokens each rollout's repo may hold (``rollout.repo_token_budget``;
+    0 = off, the paper): an insert/update call that would push the repo over it fails as an
+    invalid call (``skills.repo.SkillRepo``), counted against r_fc. Counted with the curator
+    tokenizer on the SKILL.md texts (the same |S| as r_comp).
     """
 
     top_k: int = 3
@@ -63,6 +68,7 @@ class RolloutConfig:
     evidence: EvidenceConfig = EvidenceConfig(units_per_chunk=1, max_steps=8, max_traj_chars=1200)
     max_skill_chars: int = 600
     init_skills: ImportReport | None = None
+    repo_token_budget: int = 0
 
 
 @dataclasses.dataclass
@@ -114,6 +120,10 @@ class Rollout:
                 c[call.name if call.applied else "invalid"] += 1
         return c
 
+    def over_budget_calls(self) -> int:
+        """Invalid calls refused by the repo's token budget (``CallReport.over_budget``)."""
+        return sum(call.over_budget for rep in self.reports() for call in rep.calls)
+
 
 def _steps(traj) -> list[tuple[str, str]]:
     """(action, observation that followed) pairs of an agent_loop Trajectory."""
@@ -160,12 +170,14 @@ def fit_curator_prompt(tok, goal: str, judged: bool, view: str, docs, names, cfg
                      f"{cfg.max_prompt_tokens}; raise it (and model.max_len)")
 
 
-def new_repo(root: pathlib.Path, seed: ImportReport | None = None, step: int | None = None) -> SkillRepo:
+def new_repo(root: pathlib.Path, seed: ImportReport | None = None, step: int | None = None, *,
+             token_budget: int = 0, count_tokens: Callable[[str], int] | None = None) -> SkillRepo:
     """A non-durable repo at ``root`` (any previous content removed): empty, or holding the
-    ``seed`` skills (``skills.importing.seed_repo``: original text, changelog op "import")."""
+    ``seed`` skills (``skills.importing.seed_repo``: original text, changelog op "import");
+    ``token_budget`` / ``count_tokens``: its token budget (``skills.repo.SkillRepo``)."""
     if root.exists():
         shutil.rmtree(root)
-    repo = SkillRepo(root, durable=False)
+    repo = SkillRepo(root, durable=False, token_budget=token_budget, count_tokens=count_tokens)
     if seed is not None:
         seed_repo(repo, seed, step=step)
     return repo
@@ -191,8 +203,10 @@ def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor
     timings = collections.Counter() if timings is None else timings
     root = pathlib.Path(root)
     tok = curator.tokenizer
+    count = token_counter(tok)
     rolls = [Rollout(index=g * n_rollouts + n, group=g, n=n, task_group=grp,
-                     repo=new_repo(root / f"{tag}-g{g}-n{n}", cfg.init_skills, step))
+                     repo=new_repo(root / f"{tag}-g{g}-n{n}", cfg.init_skills, step,
+                                   token_budget=cfg.repo_token_budget, count_tokens=count))
              for g, grp in enumerate(groups) for n in range(n_rollouts)]
     for i in range(max(len(g) for g in groups)):
         live = [r for r in rolls if i < len(r.task_group)]

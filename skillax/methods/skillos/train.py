@@ -86,7 +86,8 @@ def rollout_config(cfg) -> RolloutConfig:
                          evidence=EvidenceConfig(units_per_chunk=1, max_steps=int(r.evidence_steps),
                                                  max_traj_chars=int(r.evidence_chars)),
                          max_skill_chars=int(r.max_skill_chars),
-                         init_skills=read_skills_dir(cfg.init_skills) if cfg.get("init_skills") else None)
+                         init_skills=read_skills_dir(cfg.init_skills) if cfg.get("init_skills") else None,
+                         repo_token_budget=int(r.get("repo_token_budget", 0)))
 
 
 def _openai_worker(c):
@@ -201,7 +202,10 @@ def make_pool(cfg) -> EnvPool:
 
 
 def step_metrics(rolls, info: dict, gens, batch, adv, times: dict, executor_stats: dict) -> dict:
-    """One metrics line: r and each term, task outcomes, ops by kind, repo size, sizes, times."""
+    """One metrics line: r and each term, task outcomes, ops by kind, repo size, sizes, times.
+    The repo budget's: repo_tokens = mean over rollouts of the final repo's size in tokens
+    (|S| of r_comp), calls_over_budget = calls refused by ``rollout.repo_token_budget`` (also
+    in calls_invalid)."""
     recs = [rec for r in rolls for rec in r.records]
     ops = collections.Counter()
     for r in rolls:
@@ -217,6 +221,7 @@ def step_metrics(rolls, info: dict, gens, batch, adv, times: dict, executor_stat
          "self_judge_agreement": float(np.mean([rec.judged == rec.success for rec in recs])) if recs else 0.0,
          "executor_failed_episodes": sum(rec.failed for rec in recs),
          "calls_total": sum(ops.values()), "calls_invalid": ops["invalid"],
+         "calls_over_budget": sum(r.over_budget_calls() for r in rolls),
          "repo_skills": float(np.mean([len(r.repo) for r in rolls])),
          "repo_tokens": float(np.mean([r.repo_tokens for r in rolls])),
          "evidence_tokens": float(np.mean([r.evidence_tokens for r in rolls])),

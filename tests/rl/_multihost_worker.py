@@ -28,7 +28,7 @@ def tiny():
     from skillax.rl import train_step as ts
     from skillax.rl.objectives import ObjectiveConfig
 
-    cfg = ModelConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_layers=2, num_heads=4,
+    cfg = ModelConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_layers=1, num_heads=4,
                       num_kv_heads=2, head_dim=8, rope_theta=10000.0, qk_norm=True, tie_word_embeddings=False)
     rng = np.random.default_rng(0)
     params = jax.tree_util.tree_map_with_path(
@@ -45,7 +45,7 @@ def tiny():
              "objectives": {"policy": {"loss_mask": mask.astype(np.float32),
                                        "advantages": rng.normal(size=B).astype(np.float32)}}}
     tcfg = ts.TrainConfig(objectives=(("policy", ObjectiveConfig(entropy_coef=0.01)),), chunk_size=4,
-                          remat=False, num_micro_batches=2)
+                          remat=False)
     del jnp
     return cfg, params, batch, tcfg
 

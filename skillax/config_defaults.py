@@ -42,7 +42,8 @@ def mesh() -> ml_collections.ConfigDict:
     enabled: "auto" = shard when there is more than one accelerator device (fake CPU devices
       stay single-device), "true" = always (also CPU fake meshes), "false" = never.
     On a mesh ``train.micro_batch`` (and the SFT batch) must be a multiple of data x fsdp;
-    batches are placed with ``jax.device_put`` (one host; multi-host input is not wired yet).
+    batches are placed with ``rl.train_step.shard_batch`` (several processes: each passes its own
+    rows, the global batch spans every process; ``skillax.distributed``).
     """
     c = ml_collections.ConfigDict()
     c.shape = (1, -1, 1)
@@ -54,7 +55,7 @@ def base(mode: str) -> ml_collections.ConfigDict:
     c = ml_collections.ConfigDict()
     c.mode = mode
     c.seed = 0
-    c.distributed = False
+    c.distributed = distributed()
     c.model = model()
     c.mesh = mesh()
     c.warmstart = warmstart()
@@ -76,6 +77,27 @@ def base(mode: str) -> ml_collections.ConfigDict:
     # INFO lines hidden) | "info" | "debug" | "error". absl's --verbosity, when given, wins.
     c.log_level = "warning"
     return c
+
+
+def distributed() -> ml_collections.ConfigDict:
+    """Multi-process runs on JAX's multi-controller runtime (``skillax.distributed``, issue 21).
+
+    enabled: "auto" (default: on when a launcher is detected -- a multi-host TPU slice, Slurm /
+      Open MPI with several tasks, ``JAX_COORDINATOR_ADDRESS`` -- or coordinator_address is
+      set) | "true" | "false" (one process, today's behaviour exactly: JAX is not asked).
+    coordinator_address: "host:port" of process 0 ("" = JAX_COORDINATOR_ADDRESS / detected).
+    num_processes: processes of the run (0 = detected). process_id: this process (-1 =
+      detected; set per process, left out of the cross-process config check).
+    local_device_ids: "0,1" = the local GPUs this process drives ("" = all / detected; per
+      process). timeout_s: bound on reaching the coordinator and on JAX's start-up.
+    cpu_collectives: cross-process collectives on CPU ("gloo" | "mpi").
+    Start-up fails on every process, before any training, for an unreachable coordinator,
+    configs that differ between processes, or a mesh whose data x fsdp the process count does
+    not divide. Method loops with more than one process raise NotImplementedError for now.
+    """
+    return ml_collections.ConfigDict(dict(enabled="auto", coordinator_address="", num_processes=0,
+                                          process_id=-1, local_device_ids="", timeout_s=60.0,
+                                          cpu_collectives="gloo"))
 
 
 def warmstart() -> ml_collections.ConfigDict:

@@ -3,7 +3,8 @@
     python -m skillax.main --config configs/<x>.py [--config.key=value ...] [--workdir DIR]
 
 ``config.mode`` selects what runs (see ``skillax.modes.MODES``). Overrides use
-ml_collections' ``--config.a.b=value`` syntax.
+ml_collections' ``--config.a.b=value`` syntax. Multi-process runs (TPU pods, GPU hosts):
+``config.distributed`` (``skillax.distributed``; README "Several hosts").
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ def main(argv):
     cfg = _CONFIG.value
     if cfg is None:
         raise app.UsageError("--config is required, e.g. --config configs/default.py")
-    if cfg.get("distributed", False):
-        from skillax.sharding import initialize_distributed
-        initialize_distributed()
+    from skillax import distributed
+
+    distributed.initialize(cfg)     # before any other JAX use; a no-op for one process
     modes.run(cfg, _WORKDIR.value)
 
 

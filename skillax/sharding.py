@@ -9,8 +9,9 @@ logical axis to a mesh axis (or None = replicated). The mesh has named axes
                (ZeRO-3 style; XLA all-gathers a layer's weights inside the scan).
 * ``tensor`` — Megatron-style tensor parallelism over heads / MLP width / vocabulary.
 
-Multi-host (TPU pods, multi-node GPU): call ``initialize_distributed(cfg)`` before any jax
-computation; meshes then span ``jax.devices()`` of all hosts.
+Multi-host (TPU pods, multi-node GPU): ``skillax.distributed.initialize(cfg)`` runs before any
+jax computation; meshes then span ``jax.devices()`` of all processes (process-major order, so
+each process's devices hold a contiguous block of a batch's rows).
 """
 
 from __future__ import annotations
@@ -117,10 +118,3 @@ def mesh_axis_size(name: str) -> int:
     """Size of mesh axis ``name`` of the mesh set by ``jax.set_mesh`` (1 without one)."""
     mesh = jax.sharding.get_abstract_mesh()
     return 1 if mesh.empty or name not in mesh.axis_names else int(mesh.shape[name])
-
-
-def initialize_distributed(coordinator_address: str | None = None, num_processes: int | None = None,
-                           process_id: int | None = None) -> None:
-    """Multi-host start-up (TPU pods pick all arguments up from the environment)."""
-    jax.distributed.initialize(coordinator_address=coordinator_address,
-                               num_processes=num_processes, process_id=process_id)

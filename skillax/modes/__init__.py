@@ -35,6 +35,9 @@ def run(cfg, workdir: str | None):
         module = importlib.import_module(MODES[mode])
     except ModuleNotFoundError as e:
         raise ValueError(f"config.mode {mode!r} is not available in this build ({e})") from e
+    if mode != "info":
+        from skillax.distributed import require_single_process
+        require_single_process(f"config.mode={mode!r}")   # issue 21 items 2 and 4: next step
     if mode in LOADS_MODEL and "model" in cfg and cfg.model.get("path"):
         from skillax.models.registry import check_model_settings
 

@@ -24,6 +24,7 @@ from typing import Any, Mapping
 import numpy as np
 from tqdm.auto import tqdm
 
+from skillax import process
 from skillax.rl.durable import read_jsonl_prefix, truncate_jsonl
 
 
@@ -54,16 +55,22 @@ class MetricsWriter:
         fresh run): records of steps >= it are removed from ``path`` (module docstring).
       progress: show the tqdm bar.
       bar_keys: metric names shown in the bar postfix (default: the first 4 written).
+    In a multi-process run only process 0 writes (``skillax.process.is_writer``); the others
+    return the same records from :meth:`write` and touch no file.
     """
 
     def __init__(self, path: str | pathlib.Path, *, total_steps: int | None = None, initial_step: int = 0,
                  progress: bool = True, bar_keys: tuple[str, ...] | None = None):
         self.path = pathlib.Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        truncate_jsonl(self.path, int(initial_step))
-        kept, _ = read_jsonl_prefix(self.path, int(initial_step))
-        self._elapsed0 = max([float(json.loads(x).get("elapsed", 0.0)) for x in kept] + [0.0])
-        self._f = open(self.path, "a", encoding="utf-8")
+        self._f = None
+        self._elapsed0 = 0.0
+        if process.is_writer():
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            truncate_jsonl(self.path, int(initial_step))
+            kept, _ = read_jsonl_prefix(self.path, int(initial_step))
+            self._elapsed0 = max([float(json.loads(x).get("elapsed", 0.0)) for x in kept] + [0.0])
+            self._f = open(self.path, "a", encoding="utf-8")
+        progress = progress and process.is_writer()
         self._t0 = time.time()
         self._bar_keys = bar_keys
         self._bar = tqdm(total=total_steps, initial=int(initial_step), disable=not progress, dynamic_ncols=True)
@@ -76,8 +83,9 @@ class MetricsWriter:
             if k in rec:
                 raise ValueError(f"metric name {k!r} is reserved")
             rec[k] = _json_float(_scalar(k, v))
-        self._f.write(json.dumps(rec) + "\n")
-        self._f.flush()
+        if self._f is not None:
+            self._f.write(json.dumps(rec) + "\n")
+            self._f.flush()
         keys = self._bar_keys or tuple(k for k in metrics)[:4]
         self._bar.set_postfix({k: rec[k] for k in keys if k in rec}, refresh=False)
         self._bar.update(max(int(step) + 1 - self._bar.n, 0))   # step s done = s + 1 steps
@@ -85,7 +93,8 @@ class MetricsWriter:
 
     def close(self) -> None:
         self._bar.close()
-        self._f.close()
+        if self._f is not None:
+            self._f.close()
 
     def __enter__(self):
         return self

@@ -10,6 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from skillax import process  # noqa: E402
 from skillax.rl.metrics import read_jsonl  # noqa: E402
 
 _SKIP = {"step", "time", "elapsed"}
@@ -24,8 +25,10 @@ def plot(jsonl_path: str | pathlib.Path, out_png: str | pathlib.Path, keys: Sequ
       out_png: output image path (parents created).
       keys: metrics to draw (default: every numeric key present).
     Returns: the keys drawn. Raises ValueError when the file has no records or a requested
-    key never appears.
+    key never appears. Multi-process runs: only process 0 draws (the others return []).
     """
+    if not process.is_writer():
+        return []
     recs = read_jsonl(jsonl_path)
     if not recs:
         raise ValueError(f"{jsonl_path} holds no metrics")

@@ -20,7 +20,8 @@ Params stay fp32; ``TrainConfig.compute_dtype`` (e.g. bfloat16) is applied insid
 
 Sharding: with a ``mesh`` the params follow ``skillax.models.params.param_shardings``, Adam
 moments follow their params, scalars are replicated, and the batch is split over
-``("data", "fsdp")`` (:func:`shard_batch`). Without a mesh everything is placed by jax.
+``("data", "fsdp")`` (:func:`shard_batch`; with several processes each passes its own rows and
+the mesh spans every process's devices). Without a mesh everything is placed by jax.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from typing import Callable, Mapping
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import optax
 from jax.sharding import NamedSharding, PartitionSpec as P
 
@@ -112,8 +114,22 @@ def state_shardings(model_cfg: ModelConfig, optimizer: optax.GradientTransformat
 
 
 def shard_batch(batch: Mapping, mesh) -> dict:
-    """device_put every (B, ...) leaf of a batch with B split over ("data", "fsdp")."""
-    return jax.tree.map(lambda x: jax.device_put(x, sharding_lib.batch_sharding(mesh, jnp.ndim(x))), dict(batch))
+    """Every (B, ...) leaf of a host batch -> a global array with B split over ("data", "fsdp").
+
+    One process: ``device_put`` of the whole batch. Several processes (``jax.process_count() >
+    1``, issue 21): each process passes **its own rows** (B_local, ...), and the global batch is
+    the processes' rows in process order, B = B_local x process_count
+    (``jax.make_array_from_process_local_data``); every process must pass the same B_local and
+    trailing shape. The train step is unchanged and its sums (tokens, loss) are global.
+    """
+    if jax.process_count() == 1:
+        return jax.tree.map(lambda x: jax.device_put(x, sharding_lib.batch_sharding(mesh, jnp.ndim(x))), dict(batch))
+
+    def put(x):
+        x = np.asarray(x)
+        return jax.make_array_from_process_local_data(sharding_lib.batch_sharding(mesh, x.ndim), x,
+                                                      (x.shape[0] * jax.process_count(),) + x.shape[1:])
+    return jax.tree.map(put, dict(batch))
 
 
 def _split_micro(batch, M: int):

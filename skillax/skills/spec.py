@@ -37,6 +37,7 @@ import re
 import sys
 from typing import Any, Iterable, Mapping, Sequence
 
+from skillax import process
 from skillax.skills.lenient import normalise_name
 from skillax.skills.repo import SKILL_FILE, atomic_write_text
 from skillax.skills.skill_md import (
@@ -387,8 +388,11 @@ def export_skills(docs: Iterable[SkillDoc], directory: str | os.PathLike, *,
       quiet: do not print skipped skills to stderr.
     Returns an `ExportReport`; `<directory>/.skillax-export.json` holds the same. Folders that the
     previous export (its manifest) wrote and this one does not are removed (their SKILL.md; the
-    folder itself only when empty). Other folders are never touched.
+    folder itself only when empty). Other folders are never touched. In a multi-process run
+    only process 0 writes (``skillax.process.is_writer``); the others return an empty report.
     """
+    if not process.is_writer():
+        return ExportReport(directory=str(directory))
     root = pathlib.Path(directory)
     root.mkdir(parents=True, exist_ok=True)
     prov, _ = flat_metadata(provenance or {})

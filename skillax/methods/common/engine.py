@@ -40,13 +40,19 @@ def engine_mesh(mesh_cfg):
 
     ``enabled``: "auto" -> a mesh of ``shape`` over all devices when there is more than one
     non-CPU device (CPU fake devices are for tests); "true" -> always when more than one
-    device; "false" -> None. Raises ValueError for a shape that does not fit the devices.
+    device; "false" -> None. With several processes (``skillax.distributed``) always the mesh over
+    every process's devices ("false" is then an error, as is a data x fsdp the process count
+    does not divide). Raises ValueError for a shape that does not fit the devices.
     """
     from skillax.sharding import make_mesh
 
     enabled = str(mesh_cfg.get("enabled", "auto")).lower() if mesh_cfg is not None else "false"
     if enabled not in ("auto", "true", "false"):
         raise ValueError(f"config.mesh.enabled must be auto | true | false, got {enabled!r}")
+    if jax.process_count() > 1:     # several processes: always one mesh over all of them (issue 21)
+        from skillax.distributed import check_mesh
+        check_mesh(mesh_cfg, jax.process_count(), jax.device_count())
+        return make_mesh(tuple(int(x) for x in mesh_cfg.shape))
     if enabled == "false" or jax.device_count() == 1:
         return None
     if enabled == "auto" and jax.default_backend() == "cpu":

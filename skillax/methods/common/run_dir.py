@@ -22,6 +22,7 @@ import json
 import pathlib
 import time
 
+from skillax import process
 from skillax.rl.durable import commit_text
 
 CONFIG_FILE = "config.json"
@@ -30,7 +31,7 @@ RESUMES_FILE = "resumes.jsonl"
 # keys (or prefixes "x.") whose change keeps the meaning of a resumed run
 MAY_CHANGE = (
     "steps", "checkpoint_every", "keep_checkpoints", "max_train_minutes", "train_until_unix",
-    "train_until_file", "distributed", "allow_config_change", "log_level", "stage",
+    "train_until_file", "distributed", "distributed.", "runtime.", "allow_config_change", "log_level", "stage",
     "init_skills",   # read when a run starts, never on resume (the library is not seeded twice)
     "eval.", "infer.", "warmstart.", "mesh.", "sft.",
     "env.workers", "model.sampler_memory_gb", "model.share_prefill", "model.cache_attention",
@@ -75,10 +76,20 @@ def has_checkpoint(workdir: pathlib.Path) -> bool:
 def prepare(cfg, workdir: pathlib.Path) -> dict:
     """Check a resume against the saved config (module docstring), record it, write
     ``config.json``. Returns {"resume": bool, "changed": {key: [old, new]}}. Raises
-    ConfigChangedError before anything in the workdir is touched."""
+    ConfigChangedError before anything in the workdir is touched.
+
+    ``config.json`` also records ``runtime`` (process count, devices, the engines' mesh:
+    ``distributed.runtime_info``); every process checks the resume, only process 0 writes."""
     workdir = pathlib.Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
     text = cfg.to_json_best_effort(indent=2)
+    if "mesh" in cfg:
+        from skillax import distributed
+        from skillax.methods.common.engine import engine_mesh
+        tree = json.loads(text)
+        tree["runtime"] = distributed.runtime_info(engine_mesh(cfg.mesh))
+        text = json.dumps(tree, indent=2)
+    if process.is_writer():
+        workdir.mkdir(parents=True, exist_ok=True)
     saved = workdir / CONFIG_FILE
     info = {"resume": False, "changed": {}}
     if has_checkpoint(workdir) and saved.is_file():
@@ -101,10 +112,12 @@ def prepare(cfg, workdir: pathlib.Path) -> dict:
         info = {"resume": True, "changed": {k: list(v) for k, v in changed.items()}}
         line = {"time": time.time(), "changed": info["changed"],
                 "override": sorted(refused) if refused else []}
-        with open(workdir / RESUMES_FILE, "a", encoding="utf-8") as f:
-            f.write(json.dumps(line, default=str) + "\n")
+        if process.is_writer():
+            with open(workdir / RESUMES_FILE, "a", encoding="utf-8") as f:
+                f.write(json.dumps(line, default=str) + "\n")
         if changed:
             print(f"resuming with changed settings: {', '.join(changed)}"
                   + (f" (allowed by allow_config_change: {', '.join(refused)})" if refused else ""))
-    commit_text(saved, text)
+    if process.is_writer():
+        commit_text(saved, text)
     return info

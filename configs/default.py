@@ -1,8 +1,8 @@
 """The main job on the embedded default: Skill1 with SmolLM2-135M-Instruct on real games.
 
-Command (README command 1; CPU, 2 cores; from a fresh clone on an idle machine 528 s =
-setup.sh 110 s + the run 418 s, empty SKILLAX_CACHE, 2026-11-30; the run alone also took
-412 s and 381 s with --config.seed=0 / 1):
+Command (README command 1; CPU, 2 cores; from a fresh clone 178 s in all with pip's cache and
+the TextWorld games cached, 2026-12-01; 528 s = setup.sh 110 s + the run 418 s with an empty
+SKILLAX_CACHE, 2026-11-30):
     python -m skillax.main --config configs/default.py --workdir runs/default
 
 What it runs: TextWorld games whose walkthrough is one action (``env.tw_families =
@@ -18,11 +18,10 @@ runs/default/{metrics.jsonl, metrics.png, eval.json, checkpoints/, skills/<name>
 
 Should show: a metrics line per step (success_rate, admissions, library_size, rerank_ndcg,
 util/loss, time split) with episodes won and distilled skills admitted: measured
-success_rate 1.0 then 0.5 (seed 0; library 2 skills) and 1.0, 1.0 (seed 1; 1 skill), eval
-success 1.0 with and without the library, and skills/skill-<id>/SKILL.md such as "Action
-lesson: take passkey / Navigation lesson: no navigation needed" (measured before the
-task-type-level distil demos of issue 18; the taught lesson now reads "take the passkey" and
-the head "Use for tw treasure hunter task. Example: ..."). These are the easiest games
+success_rate 1.0, 1.0 (seed 0, 2026-12-01; library 2 skills; 1.0 then 0.5 on 2026-11-30), eval
+success 1.0 with and without the library, and skills/<name>/SKILL.md named from the task (e.g.
+skills/get-ready-pick-stuff-up-put/, through the Agent Skills export gate) with a task-type
+lesson ("take the passkey"). These are the easiest games
 TextWorld makes and a 135M model gets two CPU steps, so the run shows no learning: it proves
 the whole loop (play, distil, admission, export) on real weights and real games. See
 configs/skill1_alfworld.py for paper settings.

@@ -20,7 +20,7 @@ Should show: a metrics line per step (success_rate, admissions, library_size, re
 util/loss, time split) with episodes won and distilled skills admitted: measured success_rate
 1.0, 1.0 (seed 0, 2026-12-01; library 2 skills; 1.0 then 0.5 on 2026-11-30), eval success 1.0
 with and without the library, and skills/<name>/SKILL.md named from the task (e.g.
-skills/get-ready-pick-stuff-up-put/, through the Agent Skills export gate) with a task-type
+skills/get-ready-pick-stuff-up-put/, through the Agent Skills export gate) with its
 lesson ("Action lesson: take latchkey / Navigation lesson: no navigation needed"). These are the
 easiest games TextWorld makes and a 135M model gets two CPU steps, so the run shows no learning:
 it proves the whole loop (play, distil, admission, export) on real weights and real games. See

@@ -226,6 +226,14 @@ def stack_layers(layers):
     return layers
 
 
+def auto_attention(cache_free: bool, dtype, backend: str) -> str:
+    """``attn_impl="auto"`` of :func:`forward`: "cudnn" (fused flash attention) for the
+    cache-free path on GPU in bf16/fp16 -- the only dtypes cuDNN's kernel takes (fp32 failed on
+    the H200 with "Q must be fp16/bf16", issue 23 item 9) -- else "xla"."""
+    half = jnp.dtype(dtype) in (jnp.dtype(jnp.bfloat16), jnp.dtype(jnp.float16))
+    return "cudnn" if (cache_free and half and backend == "gpu") else "xla"
+
+
 def forward(params: dict, cfg: ModelConfig, tokens: jax.Array, positions: jax.Array,
             valid: jax.Array, cache: KVCache | None = None, *, dtype=None,
             remat: bool = False, attn_impl: str = "auto", cache_loop: str = "auto",
@@ -247,7 +255,8 @@ def forward(params: dict, cfg: ModelConfig, tokens: jax.Array, positions: jax.Ar
       remat: rematerialise each layer in the backward pass.
       attn_impl: "xla" (explicit masked softmax; any padding), "cudnn" (fused flash
         attention; cache-free path only; right-padded rows only — see ``_layer``), or "auto"
-        (cudnn on GPU for the cache-free path, else xla).
+        (cudnn on GPU for the cache-free path in bf16/fp16 -- the kernel's dtypes -- else xla;
+        the trainer checks right padding on the host: ``rl.objectives.validate_batch``).
       cache_loop: with a cache, how layers are iterated: "unroll" (a Python loop; per-layer
         buffers updated in place: the fast decode step), "scan" (stacked weights and a stacked
         copy of the cache under ``lax.scan``: one compiled layer body. On the H200 the sampler
@@ -295,7 +304,7 @@ def forward(params: dict, cfg: ModelConfig, tokens: jax.Array, positions: jax.Ar
         mask = (jnp.arange(S)[None, :] <= q_slot[:, None])[None] & slot_valid[:, None, :]
 
     if attn_impl == "auto":
-        attn_impl = "cudnn" if (cache is None and jax.default_backend() == "gpu") else "xla"
+        attn_impl = auto_attention(cache is None, dtype, jax.default_backend())
     if attn_impl not in ("xla", "cudnn"):
         raise ValueError(f"attn_impl must be 'xla' or 'cudnn', got {attn_impl!r}")
     if cache_attn not in ("xla", "pallas"):

@@ -18,10 +18,12 @@ MODES = {
     "plot": "skillax.modes.plot",
     "library": "skillax.modes.library",
     "serve": "skillax.modes.serve",
+    "export": "skillax.modes.export",
 }
 
 # modes that load ``cfg.model``: its settings are checked against the checkpoint first
-LOADS_MODEL = frozenset({"generate", "info", "sft", "skill1", "skillos", "skill_alpha", "eval", "serve"})
+LOADS_MODEL = frozenset({"generate", "info", "sft", "skill1", "skillos", "skill_alpha", "eval", "serve",
+                         "export"})
 
 
 def run(cfg, workdir: str | None):

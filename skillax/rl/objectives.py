@@ -101,8 +101,8 @@ def needs_reference(objectives: Objectives) -> bool:
 
 def validate_batch(batch: Mapping, objectives: Objectives) -> None:
     """Host-side check of the batch format (numpy or jax arrays). Raises ValueError with the
-    offending key: missing keys, shape mismatches, masks on padding or position 0,
-    non-finite advantages / old logprobs under a mask."""
+    offending key: missing keys, shape mismatches, rows that are not right-padded, masks on
+    padding or position 0, non-finite advantages / old logprobs under a mask."""
     for k in ("tokens", "positions", "valid", "objectives"):
         if k not in batch:
             raise ValueError(f"batch is missing {k!r}")
@@ -115,6 +115,15 @@ def validate_batch(batch: Mapping, objectives: Objectives) -> None:
     if any(o.loss == "ppo" for o in objectives.values()) and "old_logprobs" not in batch:
         raise ValueError("a 'ppo' objective needs batch['old_logprobs']")
     valid = np.asarray(batch["valid"]).astype(bool)
+    # right padding: the fused GPU attention (cuDNN, causal, no mask) is exact only for valid
+    # positions of right-padded rows; a left-padded row would attend to its padding silently
+    # (~1.5 nats off on the H200, issue 23 item 9), so any other layout is refused everywhere
+    first_pad = np.where(valid.all(axis=1), T, np.argmin(valid, axis=1))
+    gap = valid & (np.arange(T)[None, :] >= first_pad[:, None])
+    if np.any(gap):
+        rows = np.flatnonzero(gap.any(axis=1))[:5].tolist()
+        raise ValueError(f"batch['valid'] must be right-padded (valid tokens first, then padding); "
+                         f"rows {rows} have valid tokens after padding")
     for name, ob in batch["objectives"].items():
         for k in ("loss_mask", "advantages"):
             if k not in ob:

@@ -242,6 +242,9 @@ def test_validate_batch_errors():
         (lambda b: b["old_logprobs"].__setitem__((1, 3), np.inf), "non-finite old_logprobs"),
         (lambda b: b.pop("old_logprobs"), "old_logprobs"),
         (lambda b: b["objectives"].__setitem__("x", {}), "objectives"),
+        # a left-padded row (padding, then tokens): the fused GPU attention would read its
+        # padding silently (issue 23 item 9), so the layout is refused on every backend
+        (lambda b: b["valid"].__setitem__((2, slice(0, 2)), False), r"right-padded.*rows \[2\]"),
     ]
     for mutate, match in cases:
         b = _batch()
@@ -253,6 +256,18 @@ def test_validate_batch_errors():
     with pytest.raises(ValueError, match="loss must be"):
         obj.ObjectiveConfig(loss="dpo")
     assert obj.ObjectiveConfig().entropy_coef == 0.001 and obj.ObjectiveConfig().kl_coef == 0.0
+
+
+def test_auto_attention_uses_cudnn_only_where_it_runs():
+    """issue 23 item 9: fp32 on the GPU fell into cuDNN ("Q must be fp16/bf16"); with a KV
+    cache or off the GPU the explicit masked softmax runs."""
+    from skillax.models.transformer import auto_attention
+
+    assert auto_attention(True, jnp.bfloat16, "gpu") == "cudnn"
+    assert auto_attention(True, jnp.float16, "gpu") == "cudnn"
+    assert auto_attention(True, jnp.float32, "gpu") == "xla"
+    assert auto_attention(False, jnp.bfloat16, "gpu") == "xla"
+    assert auto_attention(True, jnp.bfloat16, "cpu") == "xla"
 
 
 # --- PITFALLS 11-12: masks ------------------------------------------------------------------

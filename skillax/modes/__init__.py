@@ -1,6 +1,8 @@
 """Registry of ``config.mode`` values -> module with a ``run(cfg, workdir)`` function.
 
-Modules are imported lazily so ``info`` does not pay for environments or methods.
+Modules are imported lazily so ``info`` does not pay for environments or methods. There is no
+separate ``eval`` mode: a method evaluates a checkpoint or warm start with its own config and
+``--config.steps=0`` (as the learning campaign's ``*_sft`` arms do).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ MODES = {
     "skill1": "skillax.methods.skill1",
     "skillos": "skillax.methods.skillos",
     "skill_alpha": "skillax.methods.skill_alpha",
-    "eval": "skillax.modes.eval",
     "plot": "skillax.modes.plot",
     "library": "skillax.modes.library",
     "serve": "skillax.modes.serve",
@@ -22,8 +23,7 @@ MODES = {
 }
 
 # modes that load ``cfg.model``: its settings are checked against the checkpoint first
-LOADS_MODEL = frozenset({"generate", "info", "sft", "skill1", "skillos", "skill_alpha", "eval", "serve",
-                         "export"})
+LOADS_MODEL = frozenset({"generate", "info", "sft", "skill1", "skillos", "skill_alpha", "serve", "export"})
 
 
 def run(cfg, workdir: str | None):

@@ -91,7 +91,8 @@ def test_train_until_unix_in_the_past_runs_no_step(monkeypatch, tmp_path):
     stream = EvidenceStream([StreamItem(0, "trajectory", "f", ("u",), ("a",))], {})
     monkeypatch.setattr(loop, "run_units", lambda *a: pytest.fail("no RL step may start after the deadline"))
     monkeypatch.setattr("skillax.rl.plot.plot", lambda *a, **k: None)
-    eng = type("E", (), {"policy_sampler": lambda self, t: None, "save": lambda self, s, h: pytest.fail("no save")})()
+    eng = type("E", (), {"policy_sampler": lambda self, t: None, "tokenizer": None,
+                      "save": lambda self, s, h: pytest.fail("no save")})()
     cfg = ml_collections.ConfigDict(dict(steps=3, checkpoint_every=1, max_train_minutes=0.0,
                                          train_until_unix=time.time() - 1, rl=dict(temperature=1.0),
                                          unit=dict(zero_variance="keep")))

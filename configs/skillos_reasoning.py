@@ -26,6 +26,8 @@ def get_config():
     c = skillos(env_name="reasoning")
     c.model.path = "smollm2"
     c.model.max_len = 8192
+    # rows up to model.max_len must fit a bucket (config_check.check_buckets): 6144, 8192 added
+    c.train.length_buckets = tuple(c.train.length_buckets) + (6144, 8192)
     c.env.train_split = "train"
     c.env.eval_split = "aime"
     c.env.max_steps = 1

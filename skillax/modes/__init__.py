@@ -20,13 +20,17 @@ MODES = {
     "library": "skillax.modes.library",
     "serve": "skillax.modes.serve",
     "export": "skillax.modes.export",
+    "show": "skillax.modes.show",
 }
 
 # modes that load ``cfg.model``: its settings are checked against the checkpoint first
 LOADS_MODEL = frozenset({"generate", "info", "sft", "skill1", "skillos", "skill_alpha", "serve", "export"})
 
 
-def run(cfg, workdir: str | None):
+def run(cfg, workdir: str | None, config_path: str | None = None):
+    """Run ``cfg.mode``. ``config_path``: the config file (``show`` reads its docstrings).
+    Every mode but ``show`` first passes ``config_check.check_config`` (a bad key fails before
+    any model loads; ConfigError)."""
     mode = cfg.mode
     from skillax import log_level
 
@@ -37,6 +41,11 @@ def run(cfg, workdir: str | None):
         module = importlib.import_module(MODES[mode])
     except ModuleNotFoundError as e:
         raise ValueError(f"config.mode {mode!r} is not available in this build ({e})") from e
+    if mode == "show":
+        return module.run(cfg, workdir, config_path=config_path)
+    from skillax.config_check import check_config
+
+    check_config(cfg)                    # issue 23 item 5: seconds, not after the SFT warm start
     if mode != "info":
         from skillax.distributed import require_single_process
         require_single_process(f"config.mode={mode!r}")   # issue 21 items 2 and 4: next step

@@ -66,6 +66,11 @@ import ml_collections
 from skillax import config_defaults
 
 
+EXECUTOR_KINDS = ("policy", "openai")          # executor.kind (train.make_executor)
+JUDGE_KINDS = ("off", "openai", "policy")      # judge.kind (train.make_judge)
+SFT_TEACHERS = ("rules", "worker")             # sft.teacher (train.sft_warm_start)
+
+
 def skillos(env_name: str = "auto") -> ml_collections.ConfigDict:
     c = config_defaults.base("skillos")
     c.steps = 100

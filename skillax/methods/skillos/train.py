@@ -59,7 +59,7 @@ from skillax.methods.common.rows import build_batch
 from skillax.methods.skillos import evaluate as eval_lib
 from skillax.methods.skillos import objectives as obj_lib
 from skillax.methods.skillos import rewards
-from skillax.methods.skillos.config import ablation_labels, check_settings
+from skillax.methods.skillos.config import EXECUTOR_KINDS, JUDGE_KINDS, SFT_TEACHERS, ablation_labels, check_settings
 from skillax.methods.skillos.executor import Executor, PolicyChat, WorkerChat
 from skillax.methods.skillos.groups import GroupStream, make_groups
 from skillax.methods.skillos.rollout import OP_KINDS, RolloutConfig, rollout_step, score_rollouts
@@ -110,7 +110,7 @@ def make_executor(cfg, engine, frozen_params) -> Executor:
     elif e.kind == "openai":
         backend = WorkerChat(_openai_worker(e), float(e.temperature))
     else:
-        raise ValueError(f"executor.kind must be 'policy' or 'openai', got {e.kind!r}")
+        raise ValueError(f"executor.kind must be one of {EXECUTOR_KINDS}, got {e.kind!r}")
     return Executor(backend, play_config(cfg), action_tokens=int(e.action_tokens),
                     max_steps=int(cfg.env.max_steps), self_judge=str(e.self_judge),
                     judge_tokens=int(e.judge_tokens), overlap=play_overlap(e.get("overlap", 1)))
@@ -133,7 +133,7 @@ def make_judge(cfg, engine, frozen_params):
         worker = LocalWorker(engine.tokenizer, make_generate_fn(engine.sampler, frozen_params, seed=int(cfg.seed)),
                              max_prompt_tokens=int(cfg.model.max_len) - int(j.max_tokens))
     else:
-        raise ValueError(f"judge.kind must be 'off', 'openai' or 'policy', got {j.kind!r}")
+        raise ValueError(f"judge.kind must be one of {JUDGE_KINDS}, got {j.kind!r}")
     return ContentJudge(worker, max_retries=int(j.max_retries), scale=int(j.scale), max_tokens=int(j.max_tokens))
 
 
@@ -262,7 +262,7 @@ def curator_sft(engine, cfg, train_groups, workdir: pathlib.Path, executor) -> d
             raise ValueError("sft.teacher='worker' needs executor.kind='openai' (the teacher endpoint)")
         records, stats = sft_data.worker_demonstrations(groups, executor.backend.worker, **kw)
     else:
-        raise ValueError(f"sft.teacher must be 'rules' or 'worker', got {cfg.sft.teacher!r}")
+        raise ValueError(f"sft.teacher must be one of {SFT_TEACHERS}, got {cfg.sft.teacher!r}")
     path = workdir / "sft_curator.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     stats = dict(stats, path=str(path))

@@ -28,13 +28,9 @@ CHATS = [[{"role": "user", "content": "go north"}],
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
-    from tests.engine.conftest import VOCAB, make_tokenizer
-    from tests.models.hf_fixtures import make_hf_model
+    from tests.models.hf_fixtures import save_tiny_chat_model
 
-    folder = tmp_path_factory.mktemp("serve") / "tiny-qwen2"
-    make_hf_model("qwen2_untied_gqa71", layers=2, vocab_size=VOCAB, init_std=0.25).save_pretrained(str(folder))
-    make_tokenizer().save_pretrained(str(folder))
-    return folder
+    return save_tiny_chat_model(tmp_path_factory.mktemp("serve") / "tiny-qwen2")
 
 
 def serve_config(model_dir, **serve):

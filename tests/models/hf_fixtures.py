@@ -53,3 +53,13 @@ def save_hf_model(variant: str, folder: pathlib.Path, **kw) -> pathlib.Path:
     model = make_hf_model(variant, **kw)
     model.save_pretrained(str(folder), safe_serialization=True)
     return folder
+
+
+def save_tiny_chat_model(folder: pathlib.Path) -> pathlib.Path:
+    """A 2-layer untied Qwen2 (GQA 7:1, peaked logits) + the tiny test tokenizer saved in
+    ``folder``: a servable / exportable chat policy in milliseconds (serve and export tests)."""
+    from tests.engine.conftest import VOCAB, make_tokenizer
+
+    make_hf_model("qwen2_untied_gqa71", layers=2, vocab_size=VOCAB, init_std=0.25).save_pretrained(str(folder))
+    make_tokenizer().save_pretrained(str(folder))
+    return folder

@@ -43,12 +43,12 @@ def run(cfg, workdir: str | None, config_path: str | None = None):
         raise ValueError(f"config.mode {mode!r} is not available in this build ({e})") from e
     if mode == "show":
         return module.run(cfg, workdir, config_path=config_path)
+    if mode != "info":   # before the config checks: no setting makes a pod run of these work yet
+        from skillax.distributed import require_single_process
+        require_single_process(f"config.mode={mode!r}")   # issue 21 items 2 and 4: next step
     from skillax.config_check import check_config
 
     check_config(cfg)                    # issue 23 item 5: seconds, not after the SFT warm start
-    if mode != "info":
-        from skillax.distributed import require_single_process
-        require_single_process(f"config.mode={mode!r}")   # issue 21 items 2 and 4: next step
     if mode in LOADS_MODEL and "model" in cfg and cfg.model.get("path"):
         from skillax.models.registry import check_model_settings
 

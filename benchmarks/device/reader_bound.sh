@@ -15,7 +15,8 @@
 #   bash benchmarks/device/reader_bound.sh wait S        sleep until done or S s, status, $OUT snapshot
 # Run each as `bash ... > /tmp/x.txt 2>&1; tail /tmp/x.txt` (never pipe into tail: detached children).
 # DRY=1 (CPU, this repo's .venv): DRY_MODEL = a tiny HF chat model folder is served instead, on
-# 4 games per split, to check the orchestration before device time is spent.
+# 4 games per split, to check the orchestration before device time is spent (checked 2026-12-01:
+# 16 records, 2 conditions x 2 splits, rc 0, with a random 2-layer Qwen2 served on CPU).
 set -u
 part=${1:?prep | kit | launch | wait}
 R=${R:-/tmp/R}
@@ -82,6 +83,7 @@ elif [ "$part" = launch ]; then
 elif [ "$part" = wait ]; then
   t_end=$(( $(date +%s) + ${2:-500} ))
   while [ $(date +%s) -lt $t_end ] && ! grep -q '^rc=' $R/logs/bound.log 2>/dev/null; do sleep 15; done
+  grep -q '^rc=' $R/logs/bound.log 2>/dev/null && pkill -f "serve.port=8765"   # evaluation over: stop the server
   status; snapshot
 else
   echo "usage: reader_bound.sh prep | kit | launch [S] | wait S"; exit 2

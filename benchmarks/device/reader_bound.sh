@@ -5,7 +5,8 @@
 # Qwen2.5-Coder-0.5B-Instruct served by `mode=serve` on the GPU and used as SkillOS's frozen
 # executor (`executor.kind=openai`, the path of tests/methods/test_served_worker.py), eval only
 # (steps 0, no SFT), conditions no_memory vs handwritten on all 134 valid_unseen + 140
-# valid_seen games. Summarise with benchmarks/learning/summarize.py (the skillos_sft comparisons).
+# valid_seen games. Summarise with benchmarks/learning/summarize.py on $R/runs (the arm is
+# skillos_reader; its comparison "zero-shot served reader: hand-written skills - No Memory").
 #
 #   bash benchmarks/device/reader_bound.sh prep          HERE: split the Qwen GGUF into .dkq1..9 (55 MiB each)
 #   bash benchmarks/device/reader_bound.sh kit           device calls: carry .dkq<i> (one per call;
@@ -41,7 +42,7 @@ mkdir -p $R/logs $OUT
 status() {
   echo "== $(date -u +%T)"; grep -h '"url"' $R/logs/serve.log 2>/dev/null | tail -1
   grep -v '^[IW][0-9]\{4\} ' $R/logs/bound.log 2>/dev/null | tr '\r' '\n' | grep -v '^\s*$' | tail -n 4 | cut -c1-300
-  ls $R/runs/reader_bound/eval 2>/dev/null; grep -h '^rc=' $R/logs/bound.log 2>/dev/null; uptime
+  ls $R/runs/skillos_reader/eval 2>/dev/null; grep -h '^rc=' $R/logs/bound.log 2>/dev/null; uptime
 }
 snapshot() {
   tar czf $OUT/reader.tgz.tmp -C $R --exclude=checkpoints --exclude=frozen logs runs 2>/dev/null
@@ -71,7 +72,7 @@ elif [ "$part" = launch ]; then
   grep '"url"' $R/logs/serve.log || { echo "server did not start"; tail -20 $R/logs/serve.log; exit 1; }
   # the evaluation: no curator, no SFT, the served model as the frozen executor
   { echo "cd $PWD; export PYTHONPATH=/tmp/site:$PWD JAX_PLATFORMS=cpu"
-    printf 'python3 -m skillax.main --config configs/skillos_alfworld_learning.py --workdir %q ' "$R/runs/reader_bound"
+    printf 'python3 -m skillax.main --config configs/skillos_alfworld_learning.py --workdir %q ' "$R/runs/skillos_reader"
     printf -- '--config.steps=0 --config.sft.steps=0 --config.sft.play_steps=0 --config.eval.conditions=no_memory,handwritten '
     printf -- '--config.eval.handwritten_dir=%q --config.executor.kind=openai ' "$HW"
     printf -- '--config.executor.base_url=http://127.0.0.1:8765/v1 --config.executor.model=reader '

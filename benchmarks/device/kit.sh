@@ -4,7 +4,9 @@
 #   .dk1: whl/ (grain, ml_collections, rank-bm25, textworld, alfworld, gguf, ...), site/
 #         (fast_downward: its wheel is built from source, so the installed package travels,
 #         libdownward.so stripped 33 -> 1.1 MB), alfworld/ (../shared/data/alfworld), gguf.part_0
-#   .dk2: minilm/ (all-MiniLM-L6-v2, fp16), gguf.part_1     .dk3: gguf.part_2 [, cache/experts]
+#   .dk2: minilm/ (all-MiniLM-L6-v2, fp16), whl/ (openai 3.57 and its dependencies: the served
+#         reader's client)       .dk3: gguf.part_2 [, cache/experts]      .dkq9: gguf.part_1
+#         (with the last Qwen part: benchmarks/device/reader_bound.sh)
 # The SmolLM2-135M-Instruct Q4_1 GGUF (md5 a1231443440b107ff29f02bdb38c9d0a) is split in 3.
 K=/tmp/dk
 mkdir -p $K/cache
@@ -15,9 +17,12 @@ if [ ! -s $K/smollm2.gguf ] && [ -f $K/gguf.part_0 ] && [ -f $K/gguf.part_1 ] &&
   cat $K/gguf.part_0 $K/gguf.part_1 $K/gguf.part_2 > $K/smollm2.gguf
   echo "gguf md5 $(md5sum < $K/smollm2.gguf)"
 fi
-if [ -d $K/whl ] && [ ! -f /tmp/site/.done ]; then
-  python3 -m pip install -q --no-index --no-deps --target /tmp/site $K/whl/*.whl && touch /tmp/site/.done
-  [ -d $K/site ] && cp -r $K/site/. /tmp/site/
+if [ -d $K/whl ]; then   # the wheels not installed yet (a later folder may bring more: .dk2/whl)
+  new=$(comm -23 <(ls $K/whl | sort) <(sort /tmp/site/.installed 2>/dev/null))
+  if [ -n "$new" ]; then
+    (cd $K/whl && python3 -m pip install -q --no-index --no-deps --target /tmp/site $new) && ls $K/whl | sort > /tmp/site/.installed
+  fi
+  [ -d $K/site ] && [ ! -f /tmp/site/.site_copied ] && cp -r $K/site/. /tmp/site/ && touch /tmp/site/.site_copied
 fi
 # packages built from source here (py3-none-any with a compiled library inside): fast_downward
 # (.dk1/site), jericho 3.3.1 (.dk3/site; PyPI's 3.2.0 wheel lacks what textworld 1.7 imports)

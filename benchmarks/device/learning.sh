@@ -140,7 +140,7 @@ elif [ "$part" = launch ]; then
   now=$(date +%s)
   echo $((now + left - EVAL_RESERVE - COLLECT_MARGIN)) > $L/deadline
   echo "launch $now, lease ends ~$((now + left)), RL deadline $(cat $L/deadline)"
-  python3 -c "import fast_downward, textworld, alfworld, grain, ml_collections, rank_bm25, gguf, sentence_transformers; print('imports ok')" || exit 1
+  python3 -c "import fast_downward, textworld, alfworld, grain, ml_collections, rank_bm25, gguf, sentence_transformers, openai; print('imports ok')" || exit 1
   # the sampler paths first tested on CPU, at the SmolLM2 shape, while the arms load and SFT
   # setsid: a process left running by a call is killed when the call returns unless it has its
   # own session (the 2026-12-01 GPU log stopped with the launch call)

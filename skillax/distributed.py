@@ -174,6 +174,18 @@ def check_mesh(mesh_cfg: Mapping, num_processes: int, device_count: int) -> tupl
     return shape
 
 
+def local_mesh_shape(global_shape: Sequence[int], num_processes: int) -> tuple[int, int, int]:
+    """The (data, fsdp, tensor) shape of one process's share of the global mesh: the tensor
+    axis kept, the batch axes divided by the process count (data first, then fsdp). Used for
+    the per-process sampler replica (``PolicyEngine``). ValueError when the process count does
+    not divide data x fsdp (:func:`check_mesh` rejects such a mesh at start-up)."""
+    d, f, t = (int(x) for x in global_shape)
+    if (d * f) % num_processes:
+        raise ValueError(f"{num_processes} processes do not divide data x fsdp = {d * f} of mesh {(d, f, t)}")
+    g = math.gcd(d, num_processes)
+    return d // g, f // (num_processes // g), t
+
+
 def initialize(cfg) -> bool:
     """Start JAX's distributed runtime when ``cfg.distributed`` asks for it (module docstring),
     then check the coordinator, the configs and the mesh. Call before any other JAX use.

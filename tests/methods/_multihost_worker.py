@@ -12,7 +12,7 @@ Each worker has 4 fake CPU devices (XLA_FLAGS set by the launcher), joins the ru
   updates' metrics to OUT/train.npz.
 * ``mismatch``: ``train(scope="global")`` with a different batch on each process: the
   DistributedError goes to stderr and the exit status is 3 (on both).
-* ``skill1``: ``modes.run`` of the tiny Skill1 config (``test_multihost_skill1.run_config``);
+* ``skill1``: ``modes.run`` of the tiny Skill1 config (:func:`skill1_config`);
   OUT/run is the workdir both processes share (its checkpoint holds the params).
 
 Errors of the start-up checks go to stderr with exit status 3.
@@ -87,6 +87,28 @@ def gathered_params(engine):
     return {jax.tree_util.keystr(k): np.asarray(v) for k, v in jax.tree_util.tree_leaves_with_path(p)}
 
 
+def skill1_config(model_dir: str):
+    """2 steps x 2 tasks x 2 rollouts; the task text retrieves (w/o Selection, threshold -1) so
+    every episode reads the seeded library and its utilities move; 2 eval games."""
+    from tests.methods.test_skill1_contract import skill1_tiny_config
+    from tests.methods.test_skills_wiring import HANDWRITTEN
+
+    c = skill1_tiny_config(model_dir, steps=2)
+    c.tasks_per_step = 2
+    c.init_skills = str(HANDWRITTEN)
+    c.ablation = "no_selection"
+    c.rollout.threshold = -1.0
+    c.rollout.top_k = 3
+    c.train.micro_batch = 4                       # a multiple of data x fsdp = 4
+    c.eval.n_tasks = 2
+    c.eval.splits = "valid_seen"
+    c.eval.batch_size = 0
+    c.env.workers = 1
+    c.mesh.enabled = "true"
+    c.mesh.shape = (2, 2, 2)
+    return c
+
+
 def _override(cfg, o):
     key, value = o.removeprefix("--config.").split("=", 1)
     *path, leaf = key.split(".")
@@ -104,8 +126,7 @@ def main(argv):
     from skillax import distributed, process
 
     if role == "skill1":
-        from tests.methods.test_multihost_skill1 import run_config
-        cfg = run_config(model_dir)
+        cfg = skill1_config(model_dir)
     else:
         cfg = engine_config(model_dir)
     cfg.distributed.update(dict(coordinator_address=f"127.0.0.1:{port}", num_processes=2, process_id=pid,

@@ -27,7 +27,12 @@ def _allgather(x: np.ndarray) -> np.ndarray:
     """(P, *x.shape): every process's ``x`` in process order (same shape and dtype on all)."""
     from jax.experimental import multihost_utils
 
-    return np.asarray(multihost_utils.process_allgather(np.asarray(x), tiled=False))
+    from skillax.distributed import lost_peer
+
+    try:
+        return np.asarray(multihost_utils.process_allgather(np.asarray(x), tiled=False))
+    except Exception as e:   # noqa: BLE001 -- the runtime's error types differ per backend
+        raise lost_peer(e, "an all-gather") from e
 
 
 def allgather_bytes(data: bytes) -> list[bytes]:
@@ -102,4 +107,9 @@ def barrier(name: str) -> None:
         return
     from jax.experimental import multihost_utils
 
-    multihost_utils.sync_global_devices(name)
+    from skillax.distributed import lost_peer
+
+    try:
+        multihost_utils.sync_global_devices(name)
+    except Exception as e:   # noqa: BLE001
+        raise lost_peer(e, f"the barrier {name!r}") from e

@@ -208,7 +208,9 @@ def initialize(cfg) -> bool:
           f"termination after {timeout:g} s means some process did not start or cannot reach it",
           file=sys.stderr, flush=True)
     try:
-        jax.distributed.initialize(**kwargs, shutdown_timeout_seconds=kwargs["initialization_timeout"])
+        # timeout_s also bounds how long a dead peer goes unnoticed (heartbeats) and the shutdown
+        jax.distributed.initialize(**kwargs, shutdown_timeout_seconds=kwargs["initialization_timeout"],
+                                   heartbeat_timeout_seconds=max(kwargs["initialization_timeout"], 10))
     except Exception as e:   # noqa: BLE001 -- JAX raises runtime-specific types; say what to check
         raise DistributedError(f"jax.distributed.initialize({kwargs}) failed: {e}. Check "
                                "distributed.coordinator_address / num_processes / process_id") from e
@@ -217,6 +219,39 @@ def initialize(cfg) -> bool:
     if "mesh" in cfg and jax.process_count() > 1:
         check_mesh(cfg.mesh, jax.process_count(), jax.device_count())
     return True
+
+
+def lost_peer(cause: BaseException, where: str = "a collective") -> DistributedError:
+    """The error of a collective that failed because another process died or cannot be reached
+    (gloo: "Connection closed by peer"; NCCL / ICI: JAX's heartbeat after ``timeout_s``)."""
+    return DistributedError(
+        f"{where} between the {process.count()} processes failed ({type(cause).__name__}: "
+        f"{str(cause).strip().splitlines()[0][:300] if str(cause).strip() else ''}). Most likely another process "
+        "died or cannot be reached: see its log. This process stops too; restart every process with the "
+        "same command to resume from the last checkpoint.")
+
+
+def run_guarded(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``; with several processes a DistributedError -- or a JAX runtime
+    error, i.e. a peer lost inside a compiled step's collective -- prints one ``skillax:`` line
+    to stderr and ends this process at once with exit status 3 (``os._exit``: JAX's shutdown
+    barrier would otherwise wait ``distributed.timeout_s`` for the dead peer, then abort)."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 -- classified below, re-raised when not a peer failure
+        if process.count() == 1:
+            raise
+        import jax
+
+        if isinstance(e, DistributedError):
+            err = e
+        elif isinstance(e, jax.errors.JaxRuntimeError):
+            err = lost_peer(e, "a device step")
+        else:
+            raise
+        print(f"skillax: process {process.index()}: DistributedError: {err}", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(3)
 
 
 def require_single_process(what: str) -> None:

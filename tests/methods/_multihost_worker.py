@@ -12,6 +12,9 @@ Each worker has 4 fake CPU devices (XLA_FLAGS set by the launcher), joins the ru
   updates' metrics to OUT/train.npz.
 * ``mismatch``: ``train(scope="global")`` with a different batch on each process: the
   DistributedError goes to stderr and the exit status is 3 (on both).
+* ``stall``: both write OUT/ready-<i>; process 1 then sleeps (the test kills it) while
+  process 0 enters ``train`` under ``distributed.run_guarded`` (the CLI's guard): it must
+  exit with status 3 and a one-line DistributedError, within ``distributed.timeout_s``.
 * ``skill1``: ``modes.run`` of the tiny Skill1 config (:func:`skill1_config`);
   OUT/run is the workdir both processes share (its checkpoint holds the params).
 
@@ -152,6 +155,13 @@ def main(argv):
     engine = PolicyEngine.create(cfg, out / f"w{pid}")
     own = local_batches(engine.model_cfg.vocab_size)
     merged = merge_local_batches(own, rows_multiple=4, length_buckets=(16, 32))
+    if role == "stall":                     # process 1 stops before the step (the test kills it)
+        import time
+        (out / f"ready-{pid}").write_text("")
+        if pid == 1:
+            time.sleep(600)
+        distributed.run_guarded(engine.train, merged, objectives(), scope="global")   # exits 3
+        return 0
     if role == "mismatch":
         try:
             engine.train(own[pid], objectives(), scope="global")

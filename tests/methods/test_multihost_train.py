@@ -7,6 +7,8 @@
   the merged batch (``scope="global"``); params and metrics equal the 1-process 8-device run
   of the same two updates (1e-6, fp32);
 * different "global" batches on the two processes: a DistributedError on both, no hang;
+* one process killed while the other waits in the step's collective: the survivor exits with
+  status 3 and a clear DistributedError within the bound (``distributed.timeout_s``);
 * ``rl.global_batch.merge_local_batches`` and ``collectives.share`` by hand-computed values.
 """
 import os
@@ -134,3 +136,26 @@ def test_different_global_batches_fail_on_both_processes(tiny_model, tmp_path):
         assert "DistributedError: the processes disagree on the training batch" in err
         assert "process 0: " in err and "process 1: " in err
     print(f"both processes failed cleanly in {time.monotonic() - t0:.1f} s")
+
+
+def test_killed_peer_ends_the_other_process_with_a_clear_error(tiny_model, tmp_path):
+    import time
+
+    procs = launch(tmp_path, "stall", tiny_model, extra=("--config.distributed.timeout_s=20",))
+    try:
+        deadline = time.monotonic() + 180
+        while not all((tmp_path / f"ready-{i}").exists() for i in range(2)):
+            assert time.monotonic() < deadline and all(p.poll() is None for p in procs), "workers did not start"
+            time.sleep(0.5)
+        time.sleep(2.0)                                # process 0 is now waiting in the step's gather
+        procs[1].kill()
+        t0 = time.monotonic()
+        _, err = procs[0].communicate(timeout=60)
+        waited = time.monotonic() - t0
+    finally:
+        finish(procs, timeout=5)
+    print(f"process 0 exited {waited:.1f} s after process 1 was killed")
+    assert procs[0].returncode == 3, err[-3000:]
+    assert "skillax: process 0: DistributedError: an all-gather between the 2 processes failed" in err
+    assert "another process died or cannot be reached" in err
+    assert waited < 20 + 10

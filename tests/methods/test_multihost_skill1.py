@@ -2,7 +2,8 @@
 8-device run with the same seed: a tiny random policy (SmolLM2 tokenizer) on real TextWorld
 games, real MiniLM retrieval and SQLite library seeded with the hand-written skills, 2 RL steps
 of 2 tasks x 2 rollouts (each process plays one task per step on its own pool), checkpoint,
-evaluation of both conditions on 2 games (one per process).
+evaluation of both conditions on 2 games (one per process). The 2-process run stops after
+step 0 and both processes restart and resume from its checkpoint (issue 21's restart).
 
 Same: every metric but timings, the library (SQLite dump and bytes of ``library.sqlite``,
 ``skills/``), ``eval.json``, the checkpoint's host payload, and the parameters (within 1e-6).
@@ -56,7 +57,9 @@ def dump(path):
 def test_two_process_skill1_equals_one_process(tiny_model, tmp_path):  # noqa: F811
     from skillax import modes
 
-    procs = launch(tmp_path / "two", "skill1", tiny_model)
+    # the 2-process run stops after step 0 (no evaluation), then both processes restart and
+    # resume from its checkpoint for step 1; the reference runs both steps in one go
+    procs = launch(tmp_path / "two", "skill1", tiny_model, extra=("--config.steps=1", "--config.eval.n_tasks=-1"))
     try:                                                   # the reference runs while the workers do
         (tmp_path / "one").mkdir()
         modes.run(run_config(tiny_model), str(tmp_path / "one" / "run"))
@@ -64,6 +67,12 @@ def test_two_process_skill1_equals_one_process(tiny_model, tmp_path):  # noqa: F
         results = finish(procs, timeout=600)
     for rc, _, err in results:
         assert rc == 0, err[-4000:]
+    assert [json.loads(x)["step"] for x in (tmp_path / "two" / "run" / "metrics.jsonl").read_text().splitlines()] == [0]
+    assert not (tmp_path / "two" / "run" / "eval.json").exists()
+    results = finish(launch(tmp_path / "two", "skill1", tiny_model), timeout=600)
+    for rc, out, err in results:
+        assert rc == 0, err[-4000:]
+        assert "resumed from checkpoint: next step 1" in out
     one, two = tmp_path / "one" / "run", tmp_path / "two" / "run"
     m1, m2 = metrics(one), metrics(two)
     assert [m["step"] for m in m1] == [0, 1] and m1[0]["rows"] >= 4 and m1[0]["retrieval_rate"] == 1.0

@@ -516,7 +516,8 @@ class PolicyEngine:
         mesh wrote the checkpoint. A damaged newest checkpoint is moved aside and the previous
         intact one restored, with a one-line warning (``Checkpointer.restore_latest``; raises
         ``CheckpointError`` when none reads)."""
-        found = self.checkpointer.restore_latest(target=self.state)
+        # several processes read the same folder: only process 0 moves a damaged step aside
+        found = self.checkpointer.restore_latest(target=self.state, quarantine=process.is_writer())
         if found is None:
             return 0, None, {}
         latest, state, host, files = found

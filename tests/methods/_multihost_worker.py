@@ -146,7 +146,7 @@ def main(argv):
 
     if role == "skill1":
         from skillax import modes
-        modes.run(cfg, str(out / "run"))
+        distributed.run_guarded(modes.run, cfg, str(out / "run"))     # as the CLI runs it
         return 0
 
     from skillax.methods.common.engine import PolicyEngine

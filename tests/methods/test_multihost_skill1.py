@@ -2,8 +2,9 @@
 8-device run with the same seed: a tiny random policy (SmolLM2 tokenizer) on real TextWorld
 games, real MiniLM retrieval and SQLite library seeded with the hand-written skills, 2 RL steps
 of 2 tasks x 2 rollouts (each process plays one task per step on its own pool), checkpoint,
-evaluation of both conditions on 2 games (one per process). The 2-process run stops after
-step 0 and both processes restart and resume from its checkpoint (issue 21's restart).
+evaluation of both conditions on 2 games (one per process). The 2-process run is killed in
+step 1 (process 1 SIGKILLed): process 0 exits with status 3 and a one-line DistributedError
+within seconds; both restart and resume from step 0's checkpoint (issue 21's kill test).
 
 Same: every metric but timings, the library (SQLite dump and bytes of ``library.sqlite``,
 ``skills/``), ``eval.json``, the checkpoint's host payload, and the parameters (within 1e-6).
@@ -57,18 +58,42 @@ def dump(path):
 def test_two_process_skill1_equals_one_process(tiny_model, tmp_path):  # noqa: F811
     from skillax import modes
 
-    # the 2-process run stops after step 0 (no evaluation), then both processes restart and
-    # resume from its checkpoint for step 1; the reference runs both steps in one go
-    procs = launch(tmp_path / "two", "skill1", tiny_model, extra=("--config.steps=1", "--config.eval.n_tasks=-1"))
-    try:                                                   # the reference runs while the workers do
+    # kill: process 1 is killed in step 1 (after step 0's checkpoint and export); process 0
+    # must exit with status 3 and a clear error at once. Then both restart and resume from
+    # step 0's checkpoint. The reference runs both steps in one go, meanwhile.
+    import threading
+    import time
+
+    procs = launch(tmp_path / "two", "skill1", tiny_model)
+    killed = {}
+
+    def kill_in_step_1():
+        skills, deadline = tmp_path / "two" / "run" / "skills", time.monotonic() + 400
+        while not skills.is_dir() and time.monotonic() < deadline and procs[1].poll() is None:
+            time.sleep(0.2)
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        procs[1].kill()
+        try:
+            procs[0].wait(timeout=60)
+        finally:
+            killed["exit_s"] = time.monotonic() - t0
+
+    killer = threading.Thread(target=kill_in_step_1, daemon=True)
+    killer.start()
+    try:
         (tmp_path / "one").mkdir()
         modes.run(run_config(tiny_model), str(tmp_path / "one" / "run"))
+        killer.join(timeout=400)
+        procs[0].wait(timeout=60)
+        waited = killed["exit_s"]
     finally:
-        results = finish(procs, timeout=600)
-    for rc, _, err in results:
-        assert rc == 0, err[-4000:]
-    assert [json.loads(x)["step"] for x in (tmp_path / "two" / "run" / "metrics.jsonl").read_text().splitlines()] == [0]
-    assert not (tmp_path / "two" / "run" / "eval.json").exists()
+        (_, _, err), _ = finish(procs, timeout=5)
+    print(f"process 0 exited {waited:.1f} s after process 1 was killed")
+    assert procs[0].returncode == 3 and waited < 30, err[-3000:]
+    assert "skillax: process 0: DistributedError:" in err and "another process died or cannot be reached" in err
+    lines = (tmp_path / "two" / "run" / "metrics.jsonl").read_text().splitlines()
+    assert [json.loads(x)["step"] for x in lines] == [0]
     results = finish(launch(tmp_path / "two", "skill1", tiny_model), timeout=600)
     for rc, out, err in results:
         assert rc == 0, err[-4000:]

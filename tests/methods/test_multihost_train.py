@@ -42,13 +42,28 @@ def free_port() -> int:
 
 
 def launch(out, role, model, extra=()):
-    """Start the two workers (process 0 and 1) of ``role``."""
+    """Start the two workers (process 0 and 1) of ``role``; their stdout / stderr go to files
+    (``OUT/log/<role>-<i>.out|err``: a pipe nobody drains could block a chatty worker)."""
     port = free_port()
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu",
                HF_HUB_OFFLINE="1")
-    return [subprocess.Popen([sys.executable, "-m", "tests.methods._multihost_worker", str(out), role, model,
-                              str(port), str(i), *extra], cwd=REPO, env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True) for i in range(2)]
+    logs = pathlib.Path(out) / "log"
+    logs.mkdir(parents=True, exist_ok=True)
+    procs = []
+    for i in range(2):
+        n = len(list(logs.glob(f"{role}-{i}-*.out")))
+        o, e = (open(logs / f"{role}-{i}-{n}.{x}", "w+") for x in ("out", "err"))
+        p = subprocess.Popen([sys.executable, "-m", "tests.methods._multihost_worker", str(out), role, model,
+                              str(port), str(i), *extra], cwd=REPO, env=env, stdout=o, stderr=e, text=True)
+        p.logs = (o, e)
+        procs.append(p)
+    return procs
+
+
+def _read(f) -> str:
+    f.flush()
+    f.seek(0)
+    return f.read()
 
 
 def finish(procs, timeout=240):
@@ -56,13 +71,15 @@ def finish(procs, timeout=240):
     out = []
     try:
         for p in procs:
-            o, e = p.communicate(timeout=timeout)
-            out.append((p.returncode, o, e))
+            p.wait(timeout=timeout)
+            out.append((p.returncode, _read(p.logs[0]), _read(p.logs[1])))
     finally:
         for p in procs:
             if p.poll() is None:
                 p.kill()
                 p.wait()
+            for f in p.logs:
+                f.close()
     return out
 
 
@@ -150,8 +167,9 @@ def test_killed_peer_ends_the_other_process_with_a_clear_error(tiny_model, tmp_p
         time.sleep(2.0)                                # process 0 is now waiting in the step's gather
         procs[1].kill()
         t0 = time.monotonic()
-        _, err = procs[0].communicate(timeout=60)
+        procs[0].wait(timeout=60)
         waited = time.monotonic() - t0
+        err = _read(procs[0].logs[1])
     finally:
         finish(procs, timeout=5)
     print(f"process 0 exited {waited:.1f} s after process 1 was killed")

@@ -177,3 +177,15 @@ def test_killed_peer_ends_the_other_process_with_a_clear_error(tiny_model, tmp_p
     assert "skillax: process 0: DistributedError: an all-gather between the 2 processes failed" in err
     assert "another process died or cannot be reached" in err
     assert waited < 20 + 10
+
+
+def test_local_mesh_shape_divides_the_batch_axes():
+    from skillax.distributed import local_mesh_shape
+
+    assert local_mesh_shape((2, 2, 2), 2) == (1, 2, 2)       # the sampler replica of the tests here
+    assert local_mesh_shape((1, 8, 1), 2) == (1, 4, 1)
+    assert local_mesh_shape((4, 1, 2), 4) == (1, 1, 2)
+    assert local_mesh_shape((2, 4, 1), 4) == (1, 2, 1)
+    assert local_mesh_shape((1, 4, 1), 4) == (1, 1, 1)       # one device per process: no mesh
+    with pytest.raises(ValueError, match="2 processes do not divide data x fsdp = 1"):
+        local_mesh_shape((1, 1, 8), 2)

@@ -218,7 +218,9 @@ def _reserve_words(policy, cfg: RolloutConfig) -> dict:
     """The call words of one rollout, reserved in a fixed order from the config alone (module
     docstring): "query" / "rerank" (with retrieval and selection), "play" (a
     :class:`TurnSampler`: one word per turn), "distil" (``distil = "policy"``); None where the
-    stage never samples. One process: the words the unkeyed calls used to take, in order."""
+    stage never samples. One process: the words (and row keys) the unkeyed calls used to take,
+    except that the rerank word is now taken also when no episode reranks and rerank rows key
+    on their episode (not their position among the reranked rows)."""
     words = {"query": None, "rerank": None, "distil": None}
     if cfg.use_retrieval and cfg.selection:
         words["query"] = policy.reserve_calls(1)

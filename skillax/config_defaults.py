@@ -89,11 +89,14 @@ def distributed() -> ml_collections.ConfigDict:
     num_processes: processes of the run (0 = detected). process_id: this process (-1 =
       detected; set per process, left out of the cross-process config check).
     local_device_ids: "0,1" = the local GPUs this process drives ("" = all / detected; per
-      process). timeout_s: bound on reaching the coordinator and on JAX's start-up.
+      process). timeout_s: bound on reaching the coordinator, on JAX's start-up and shutdown,
+      and on noticing a process that died (JAX's heartbeat; a closed connection is noticed at
+      once): the others then exit with status 3 and a one-line DistributedError.
     cpu_collectives: cross-process collectives on CPU ("gloo" | "mpi").
     Start-up fails on every process, before any training, for an unreachable coordinator,
     configs that differ between processes, or a mesh whose data x fsdp the process count does
-    not divide. Method loops with more than one process raise NotImplementedError for now.
+    not divide. Modes other than skill1 (and info) raise NotImplementedError with more than
+    one process for now.
     """
     return ml_collections.ConfigDict(dict(enabled="auto", coordinator_address="", num_processes=0,
                                           process_id=-1, local_device_ids="", timeout_s=60.0,

@@ -174,6 +174,18 @@ def check_mesh(mesh_cfg: Mapping, num_processes: int, device_count: int) -> tupl
     return shape
 
 
+def local_mesh_shape(global_shape: Sequence[int], num_processes: int) -> tuple[int, int, int]:
+    """The (data, fsdp, tensor) shape of one process's share of the global mesh: the tensor
+    axis kept, the batch axes divided by the process count (data first, then fsdp). Used for
+    the per-process sampler replica (``PolicyEngine``). ValueError when the process count does
+    not divide data x fsdp (:func:`check_mesh` rejects such a mesh at start-up)."""
+    d, f, t = (int(x) for x in global_shape)
+    if (d * f) % num_processes:
+        raise ValueError(f"{num_processes} processes do not divide data x fsdp = {d * f} of mesh {(d, f, t)}")
+    g = math.gcd(d, num_processes)
+    return d // g, f // (num_processes // g), t
+
+
 def initialize(cfg) -> bool:
     """Start JAX's distributed runtime when ``cfg.distributed`` asks for it (module docstring),
     then check the coordinator, the configs and the mesh. Call before any other JAX use.
@@ -196,7 +208,9 @@ def initialize(cfg) -> bool:
           f"termination after {timeout:g} s means some process did not start or cannot reach it",
           file=sys.stderr, flush=True)
     try:
-        jax.distributed.initialize(**kwargs, shutdown_timeout_seconds=kwargs["initialization_timeout"])
+        # timeout_s also bounds how long a dead peer goes unnoticed (heartbeats) and the shutdown
+        jax.distributed.initialize(**kwargs, shutdown_timeout_seconds=kwargs["initialization_timeout"],
+                                   heartbeat_timeout_seconds=max(kwargs["initialization_timeout"], 10))
     except Exception as e:   # noqa: BLE001 -- JAX raises runtime-specific types; say what to check
         raise DistributedError(f"jax.distributed.initialize({kwargs}) failed: {e}. Check "
                                "distributed.coordinator_address / num_processes / process_id") from e
@@ -205,6 +219,39 @@ def initialize(cfg) -> bool:
     if "mesh" in cfg and jax.process_count() > 1:
         check_mesh(cfg.mesh, jax.process_count(), jax.device_count())
     return True
+
+
+def lost_peer(cause: BaseException, where: str = "a collective") -> DistributedError:
+    """The error of a collective that failed because another process died or cannot be reached
+    (gloo: "Connection closed by peer"; NCCL / ICI: JAX's heartbeat after ``timeout_s``)."""
+    return DistributedError(
+        f"{where} between the {process.count()} processes failed ({type(cause).__name__}: "
+        f"{str(cause).strip().splitlines()[0][:300] if str(cause).strip() else ''}). Most likely another process "
+        "died or cannot be reached: see its log. This process stops too; restart every process with the "
+        "same command to resume from the last checkpoint.")
+
+
+def run_guarded(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)``; with several processes a DistributedError -- or a JAX runtime
+    error, i.e. a peer lost inside a compiled step's collective -- prints one ``skillax:`` line
+    to stderr and ends this process at once with exit status 3 (``os._exit``: JAX's shutdown
+    barrier would otherwise wait ``distributed.timeout_s`` for the dead peer, then abort)."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 -- classified below, re-raised when not a peer failure
+        if process.count() == 1:
+            raise
+        import jax
+
+        if isinstance(e, DistributedError):
+            err = e
+        elif isinstance(e, jax.errors.JaxRuntimeError):
+            err = lost_peer(e, "a device step")
+        else:
+            raise
+        print(f"skillax: process {process.index()}: DistributedError: {err}", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(3)
 
 
 def require_single_process(what: str) -> None:

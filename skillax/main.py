@@ -61,8 +61,10 @@ def main(argv):
         distributed.initialize(cfg)     # before any other JAX use; a no-op for one process
     from skillax.config_check import ConfigError
 
-    try:
-        modes.run(cfg, _WORKDIR.value, config_path=path)
+    from skillax.distributed import run_guarded
+
+    try:   # several processes: a lost peer ends this one with a clear line and status 3
+        run_guarded(modes.run, cfg, _WORKDIR.value, config_path=path)
     except ConfigError as e:
         _fail(str(e))
 

@@ -24,6 +24,8 @@ MODES = {
 }
 
 # modes that load ``cfg.model``: its settings are checked against the checkpoint first
+# modes that run as several cooperating processes (issue 21); the others refuse more than one
+MULTI_PROCESS_MODES = frozenset({"info", "skill1"})
 LOADS_MODEL = frozenset({"generate", "info", "sft", "skill1", "skillos", "skill_alpha", "serve", "export"})
 
 
@@ -43,9 +45,9 @@ def run(cfg, workdir: str | None, config_path: str | None = None):
         raise ValueError(f"config.mode {mode!r} is not available in this build ({e})") from e
     if mode == "show":
         return module.run(cfg, workdir, config_path=config_path)
-    if mode != "info":   # before the config checks: no setting makes a pod run of these work yet
+    if mode not in MULTI_PROCESS_MODES:   # before the config checks: no setting makes a pod run work
         from skillax.distributed import require_single_process
-        require_single_process(f"config.mode={mode!r}")   # issue 21 items 2 and 4: next step
+        require_single_process(f"config.mode={mode!r}")   # issue 21 items 2 and 4: the other methods
     from skillax.config_check import check_config
 
     check_config(cfg)                    # issue 23 item 5: seconds, not after the SFT warm start

@@ -113,22 +113,31 @@ def state_shardings(model_cfg: ModelConfig, optimizer: optax.GradientTransformat
     return {"params": p_sh, "opt_state": opt_sh, "step": rep}
 
 
-def shard_batch(batch: Mapping, mesh) -> dict:
+def shard_batch(batch: Mapping, mesh, *, local_rows: bool = True) -> dict:
     """Every (B, ...) leaf of a host batch -> a global array with B split over ("data", "fsdp").
 
     One process: ``device_put`` of the whole batch. Several processes (``jax.process_count() >
-    1``, issue 21): each process passes **its own rows** (B_local, ...), and the global batch is
-    the processes' rows in process order, B = B_local x process_count
-    (``jax.make_array_from_process_local_data``); every process must pass the same B_local and
-    trailing shape. The train step is unchanged and its sums (tokens, loss) are global.
+    1``, issue 21):
+
+    * ``local_rows=True``: each process passes **its own rows** (B_local, ...), and the global
+      batch is the processes' rows in process order, B = B_local x process_count
+      (``jax.make_array_from_process_local_data``); every process must pass the same B_local and
+      trailing shape.
+    * ``local_rows=False``: every process passes the **same whole batch** (B, ...) (e.g. from
+      ``rl.global_batch.to_global``) and places only the rows its devices hold
+      (``jax.make_array_from_callback``; any device order of the mesh).
+
+    The train step is unchanged and its sums (tokens, loss) are global.
     """
     if jax.process_count() == 1:
         return jax.tree.map(lambda x: jax.device_put(x, sharding_lib.batch_sharding(mesh, jnp.ndim(x))), dict(batch))
 
     def put(x):
         x = np.asarray(x)
-        return jax.make_array_from_process_local_data(sharding_lib.batch_sharding(mesh, x.ndim), x,
-                                                      (x.shape[0] * jax.process_count(),) + x.shape[1:])
+        sh = sharding_lib.batch_sharding(mesh, x.ndim)
+        if not local_rows:
+            return jax.make_array_from_callback(x.shape, sh, lambda idx: x[idx])
+        return jax.make_array_from_process_local_data(sh, x, (x.shape[0] * jax.process_count(),) + x.shape[1:])
     return jax.tree.map(put, dict(batch))
 
 

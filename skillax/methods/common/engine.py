@@ -11,6 +11,18 @@ With more than one device (``config.mesh``, :func:`engine_mesh`) the state lives
 bf16 copy keeps the parameter shardings (the sampler shards its KV cache to match), and a
 checkpoint restores onto whatever mesh the restoring engine has.
 
+Several processes (issue 21, ``skillax.distributed``): the train state lives on the global
+mesh over every process's devices; :meth:`train` / :meth:`sft` first make sure every process
+holds the same whole host batch (``rl.global_batch``: a digest check, or an all-gather of each
+process's own rows) so all run the same compiled programs, and each places only its devices'
+rows. The **sampler reads a per-process replica** of the bf16 weights on the process's own
+devices (``distributed.local_mesh_shape``: the global mesh's tensor axis kept, the batch
+axes divided by the process count), re-made after every update from the gathered global
+weights (``process_allgather``: the whole model passes through each host once per update), so
+a process samples for its own episodes without waiting for the others. Checkpoints use
+orbax's multi-process save: every process writes its shards of the device state, process 0
+the host payload and files (orbax's primary host); the workdir must be one shared folder.
+
 The method loops use only: ``policy_sampler``, ``train``, ``save``, ``restore``, ``tokenizer``.
 """
 
@@ -26,6 +38,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from skillax import collectives, process
 from skillax.engine.buckets import Buckets
 from skillax.engine.sampler import Sampler
 from skillax.methods.common.policy import CallCounter, PolicySampler
@@ -133,6 +146,7 @@ class PolicyEngine:
                              f"batch shards data x fsdp = {batch_shards(self.mesh)} of mesh {dict(self.mesh.shape)}")
         self.state = self._init_state(params, self.optimizer, donate=True)
         del params
+        self._local_shardings = self._make_local_shardings()
         cast_kw = {}
         if self.mesh is not None:
             from skillax.models.params import param_shardings
@@ -180,16 +194,51 @@ class PolicyEngine:
         return jax.jit(init, out_shardings=shardings, donate_argnums=(0,) if donate else ())(params)
 
     def _put_batch(self, batch: Mapping) -> dict:
-        """Host batch -> device arrays, rows split over ("data", "fsdp") on a mesh."""
+        """Host batch -> device arrays, rows split over ("data", "fsdp") on a mesh (several
+        processes: the same whole batch on each, every process placing its devices' rows)."""
         if self.mesh is None:
             return dict(batch)
         from skillax.rl.train_step import shard_batch
-        return shard_batch(batch, self.mesh)
+        return shard_batch(batch, self.mesh, local_rows=False)
+
+    def _global_batch(self, batch: Mapping, scope: str, what: str) -> dict:
+        """``rl.global_batch.to_global`` with this engine's micro-batch, buckets and pad id."""
+        from skillax.rl.global_batch import to_global
+        return to_global(batch, scope, rows_multiple=self.train_cfg.micro_batch,
+                         length_buckets=self.train_cfg.length_buckets,
+                         pad_id=int(getattr(self.tokenizer, "pad_token_id", 0) or 0), what=what)
+
+    def _make_local_shardings(self):
+        """Several processes: the shardings of the per-process sampler replica (module
+        docstring); None with one process (the sampler reads the train placement)."""
+        if jax.process_count() == 1:
+            return None
+        from jax.sharding import SingleDeviceSharding
+
+        from skillax.distributed import local_mesh_shape
+        from skillax.models.params import param_shardings
+        from skillax.sharding import make_mesh
+
+        shape = local_mesh_shape(tuple(int(v) for v in dict(self.mesh.shape).values()), jax.process_count())
+        if int(np.prod(shape)) == 1:
+            dev = SingleDeviceSharding(jax.local_devices()[0])
+            return jax.tree.map(lambda _: dev, param_shardings(self.model_cfg, self.mesh))
+        return param_shardings(self.model_cfg, make_mesh(shape, devices=jax.local_devices()))
+
+    def _local_replica(self, params):
+        """Global (sharded over every process) sampler-dtype params -> this process's replica
+        (one process: ``params`` as they are). A collective: every process calls it."""
+        if self._local_shardings is None:
+            return params
+        from jax.experimental import multihost_utils
+
+        host = multihost_utils.process_allgather(params, tiled=True)      # full numpy arrays
+        return jax.device_put(host, self._local_shardings)
 
     # ---------------------------------------------------------------- sampling
     def _refresh_sampler_params(self):
         self._sampler_params = None            # drop the old copy before making the new one
-        self._sampler_params = self._cast(self.state["params"])
+        self._sampler_params = self._local_replica(self._cast(self.state["params"]))
 
     @property
     def sampler_params(self):
@@ -235,7 +284,7 @@ class PolicyEngine:
         """Whether the workdir holds a checkpoint (``restore`` will resume from it)."""
         return self.checkpointer.latest_step() is not None
 
-    def persistent_frozen(self, name: str, *, reuse: bool):
+    def persistent_frozen(self, name: str, *, reuse: bool, placement: str = "sampler"):
         """A frozen sampler-dtype copy of the weights that survives resume.
 
         ``reuse`` and a copy saved under ``<workdir>/frozen/<name>/`` -> that copy, read onto
@@ -245,21 +294,33 @@ class PolicyEngine:
         exact frozen executor / worker / KL reference of the original run instead of
         re-deriving it (GPU SFT is not bit-reproducible; the current weights after a restore
         are the trained policy, not the initial one).
+
+        ``placement``: "sampler" (for sampling) or "train" (an input of the train step, e.g.
+        the KL reference). With one process both are the sampler's placement; with several the
+        copy is saved from (and restored onto) the global mesh by every process, and "sampler"
+        returns this process's replica of it.
         """
+        if placement not in ("sampler", "train"):
+            raise ValueError(f"placement must be 'sampler' or 'train', got {placement!r}")
+        multi = self._local_shardings is not None
+        target = self._cast(self.state["params"]) if multi else self._sampler_params
         if reuse and self.has_frozen(name):
             ck = Checkpointer(self._frozen_dir(name), max_to_keep=1)
             try:
-                return ck.restore(target=self._sampler_params)[0]
+                params = ck.restore(target=target)[0]
             finally:
                 ck.close()
-        params = self.frozen_copy()
-        shutil.rmtree(self._frozen_dir(name), ignore_errors=True)   # a stale copy of an older run
-        ck = Checkpointer(self._frozen_dir(name), max_to_keep=1)
-        try:
-            ck.save(0, params, {"name": name})
-        finally:
-            ck.close()
-        return params
+        else:
+            params = target if multi else self.frozen_copy()
+            if process.is_writer():
+                shutil.rmtree(self._frozen_dir(name), ignore_errors=True)   # a stale copy of an older run
+            collectives.barrier(f"frozen-{name}-cleared")
+            ck = Checkpointer(self._frozen_dir(name), max_to_keep=1)
+            try:
+                ck.save(0, params, {"name": name})
+            finally:
+                ck.close()
+        return self._local_replica(params) if multi and placement == "sampler" else params
 
     # ---------------------------------------------------------------- training
     def _train_config(self, objectives: Mapping, num_rows: int):
@@ -273,7 +334,7 @@ class PolicyEngine:
                            num_micro_batches=num_rows // mb, compute_dtype=str(jnp.dtype(self.compute_dtype)),
                            remat=self.train_cfg.remat, attn_impl="auto")
 
-    def train(self, batch: Mapping, objectives: Mapping) -> dict:
+    def train(self, batch: Mapping, objectives: Mapping, *, scope: str = "global") -> dict:
         """One RL step on a rollout batch (``skillax.rl.objectives`` format, e.g. from
         ``methods.common.rows.build_batch``). Returns its metrics.
 
@@ -287,16 +348,23 @@ class PolicyEngine:
 
         Objectives with a KL term use the weights before the first update as the reference
         policy (saved under ``<workdir>/frozen/kl_reference``, reloaded after resume).
+
+        ``scope`` (several processes; ignored with one): "global" -- every process passes the
+        same whole batch (checked by digest: ``DistributedError`` on every process when they
+        differ); "local" -- each passes its own rows (any count and padded length), gathered
+        into one batch in process order (``rl.global_batch``). Either way every process then
+        runs the same updates on the same padded shapes and micro-batch counts.
         """
         from skillax.rl import objectives as obj_lib
 
         t0 = time.perf_counter()
+        batch = self._global_batch(batch, scope, "the training batch")
         host = {k: v for k, v in batch.items() if k not in mb_lib.HOST_KEYS}
         obj_lib.validate_batch(host, objectives)
         ref = None
         if obj_lib.needs_reference(objectives):
             if self.ref_params is None:   # the weights before the first KL update, also after resume
-                self.ref_params = self.persistent_frozen("kl_reference", reuse=self._resumed)
+                self.ref_params = self.persistent_frozen("kl_reference", reuse=self._resumed, placement="train")
             ref = self.ref_params
         B = int(np.shape(host["tokens"])[0])
         n = int(batch.get("num_rows", B))
@@ -371,6 +439,8 @@ class PolicyEngine:
             acc = grad_step(params, acc, self._put_batch(mb_lib.gather(host, idx, T)), dens, ref)
         grads, loss, sums = acc
         self.state, am = apply_step(self.state, grads)
+        # replicated scalars -> host values first: no eager op on arrays of the global mesh
+        loss, sums = np.asarray(loss), {k: np.asarray(v) for k, v in sums.items()}
         metrics = dict(obj_lib.finalize_metrics(sums, dens))
         valid = np.asarray(host["valid"])[rows].any(-1)
         trained = np.zeros(rows.size, bool)
@@ -384,7 +454,8 @@ class PolicyEngine:
         """SFT warm start: ``steps`` updates over ``batches`` (an iterator of SFT batch dicts,
         see ``rl.train_step.make_sft_step``) with their own AdamW + warmup/cosine schedule.
         The RL optimiser state is re-initialised afterwards (the warm start is a separate
-        stage, as in the papers). Returns per-step metrics."""
+        stage, as in the papers). Returns per-step metrics. Several processes: every process
+        must yield the same batches (checked by digest, as ``train(scope="global")``)."""
         from skillax.rl.train_step import TrainConfig, make_sft_step
 
         opt = optim.make_optimizer(lr, max(steps, 1), warmup_ratio=warmup_ratio, clip_norm=self.train_cfg.clip_norm)
@@ -395,7 +466,7 @@ class PolicyEngine:
         del params
         fns, out = {}, []
         for _ in range(steps):
-            batch = next(batches)
+            batch = self._global_batch(next(batches), "global", "the SFT batch")
             B = int(np.shape(batch["tokens"])[0])
             tcfg = TrainConfig(chunk_size=self.train_cfg.logprob_chunk,
                                num_micro_batches=max(B // self.train_cfg.micro_batch, 1),
@@ -422,8 +493,20 @@ class PolicyEngine:
 
     # ---------------------------------------------------------------- checkpoints
     def save(self, step: int, host: Mapping[str, Any] | None = None, files: Mapping[str, bytes] | None = None):
+        """Checkpoint ``step``: the device state, the JSON-able ``host`` payload (+ the sampler
+        call counter) and ``files`` (name -> bytes). Several processes: every process calls it
+        with the same payload and files (checked by digest first: ``DistributedError`` on every
+        process otherwise, nothing written); orbax writes the shards from every process and the
+        payload and files from process 0."""
+        import json
+
         host = dict(host or {})
         host["sampler_calls"] = self.sampler_calls
+        if jax.process_count() > 1:
+            blob = json.dumps(host, sort_keys=True, default=str).encode()
+            for k in sorted(files or {}):
+                blob += b"\0" + k.encode() + b"\0" + collectives.digest(files[k])
+            collectives.agree(f"checkpoint {step}'s host payload and files", blob)
         self.checkpointer.save(int(step), self.state, host, files)
 
     def restore(self) -> tuple[int, dict | None, dict]:
@@ -433,7 +516,8 @@ class PolicyEngine:
         mesh wrote the checkpoint. A damaged newest checkpoint is moved aside and the previous
         intact one restored, with a one-line warning (``Checkpointer.restore_latest``; raises
         ``CheckpointError`` when none reads)."""
-        found = self.checkpointer.restore_latest(target=self.state)
+        # several processes read the same folder: only process 0 moves a damaged step aside
+        found = self.checkpointer.restore_latest(target=self.state, quarantine=process.is_writer())
         if found is None:
             return 0, None, {}
         latest, state, host, files = found

@@ -13,6 +13,7 @@ import pathlib
 import re
 from typing import Sequence
 
+from skillax import process
 from skillax.evaluation import EpisodeRecord, summarize, write_records
 
 _NAME = re.compile(r"^[a-z0-9_]+$")
@@ -30,11 +31,14 @@ def eval_splits(cfg) -> tuple[str, ...]:
 
 def write_condition(workdir, condition: str, split: str, records: Sequence[EpisodeRecord]) -> dict:
     """Write the records of one (condition, split) and return their summary (with
-    ``condition``, ``split`` and ``records`` = the file's path relative to ``workdir``)."""
+    ``condition``, ``split`` and ``records`` = the file's path relative to ``workdir``). Only
+    process 0 writes (``skillax.process.is_writer``); every process gets the summary."""
     if not _NAME.match(condition):
         raise ValueError(f"condition name {condition!r} must be lowercase letters, digits and '_'")
     workdir = pathlib.Path(workdir)
-    path = write_records(workdir / "eval" / f"{condition}__{split}.jsonl", records)
+    path = workdir / "eval" / f"{condition}__{split}.jsonl"
+    if process.is_writer():                  # several processes: every one holds all records
+        path = write_records(path, records)
     out = summarize(records)
     out.update(condition=condition, split=split, records=str(path.relative_to(workdir)))
     return out

@@ -26,6 +26,7 @@ import pathlib
 import shutil
 from typing import Iterable
 
+from skillax import process
 from skillax.rl.durable import commit_bytes, commit_text, read_jsonl_prefix, truncate_jsonl  # noqa: F401 (re-exported)
 
 STAGING = ".staging"
@@ -33,8 +34,12 @@ _SQLITE_SIDE = ("-wal", "-shm", "-journal")   # SQLite journals next to a databa
 
 
 def staging_dir(workdir: str | os.PathLike) -> pathlib.Path:
-    """``<workdir>/.staging/``, emptied: the working copies of this run (never read on start)."""
-    d = pathlib.Path(workdir) / STAGING
+    """``<workdir>/.staging/``, emptied: the working copies of this run (never read on start).
+    Process i > 0 of a multi-process run (issue 21) gets ``<workdir>/.staging-p<i>/``: each
+    process keeps its own working copy (the same bytes, ``skillax.collectives.agree``) even
+    when the processes share the workdir."""
+    i = process.index()
+    d = pathlib.Path(workdir) / (STAGING if i == 0 else f"{STAGING}-p{i}")
     shutil.rmtree(d, ignore_errors=True)
     d.mkdir(parents=True)
     return d

@@ -65,15 +65,28 @@ class WarmStart:
     def save(self, engine, *, frozen: Mapping[str, Any] | None = None, files: Mapping[str, bytes] | None = None,
              summary: Mapping[str, Any] | None = None) -> None:
         """Save the engine's current fp32 params, ``frozen`` sampler-dtype trees, ``files``
-        and a JSON ``summary`` (the method's SFT metrics), replacing an older warm start."""
-        if self.dir.exists():
-            shutil.rmtree(self.dir)
-        self.dir.mkdir(parents=True)
+        and a JSON ``summary`` (the method's SFT metrics), replacing an older warm start.
+
+        Several processes (issue 21): every process calls it (orbax's multi-process save of
+        the params); process 0 alone clears the folder and writes the files and ``DONE.json``.
+        ``frozen`` trees are per-process sampler replicas there: NotImplementedError."""
+        from skillax import collectives, process
+
+        if process.count() > 1 and frozen:
+            raise NotImplementedError("a warm start with frozen copies from several processes (issue 21)")
+        if process.is_writer():
+            if self.dir.exists():
+                shutil.rmtree(self.dir)
+            self.dir.mkdir(parents=True)
+        collectives.barrier(f"warmstart-cleared-{self.dir}")
         with Checkpointer(self.dir / "policy", max_to_keep=1) as ck:
             ck.save(0, {"params": engine.state["params"]}, {"model": str(engine.cfg.model.path)})
         for name, tree in (frozen or {}).items():
             with Checkpointer(self.dir / "frozen" / name, max_to_keep=1) as ck:
                 ck.save(0, tree, {"name": name})
+        if not process.is_writer():
+            collectives.barrier(f"warmstart-done-{self.dir}")
+            return
         for name, blob in (files or {}).items():
             if "/" in name or name.startswith("."):
                 raise ValueError(f"warm-start file name {name!r} must be a plain file name")
@@ -85,6 +98,7 @@ class WarmStart:
         tmp = self.dir / (DONE + ".tmp")
         tmp.write_text(json.dumps(done, indent=2, default=str), encoding="utf-8")
         os.replace(tmp, self.dir / DONE)
+        collectives.barrier(f"warmstart-done-{self.dir}")
 
     def load(self, engine) -> tuple[dict[str, Any], dict[str, bytes], dict]:
         """Put the saved params into ``engine`` (fresh optimiser state) and return

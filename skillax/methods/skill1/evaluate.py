@@ -15,6 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
+from skillax import collectives
 from skillax.evaluation import EpisodeRecord
 from skillax.methods.skill1.rollout import rollout
 
@@ -32,13 +33,17 @@ def evaluate_condition(tasks: Sequence, policy, library, index, pool, play_cfg, 
                        batch_size: int = 0) -> list[EpisodeRecord]:
     """One episode per task (group size 1) in chunks of ``batch_size`` tasks (0 = all at once:
     one lock-step batch; GPU memory bounds it). Distillation is off whatever ``rollout_cfg``
-    says; the library is only read."""
+    says; the library is only read. Several processes (issue 21): each plays its block of every
+    chunk (``collectives.share``; the same sampling keys as one process plays them with) and
+    every process gets all records, in task order."""
     rcfg = dataclasses.replace(rollout_cfg, distil="off")
     n = int(batch_size) if int(batch_size) > 0 else max(len(tasks), 1)
     records = []
     for c in range(0, len(tasks), n):
-        eps = rollout(list(tasks[c:c + n]), 1, policy, library, index, pool, play_cfg, rcfg)
-        records += [episode_record(ep) for ep in eps]
+        chunk = list(tasks[c:c + n])
+        lo, hi = collectives.share(len(chunk))          # several processes: this one's block
+        eps = rollout(chunk[lo:hi], 1, policy, library, index, pool, play_cfg, rcfg, offset=lo)
+        records += collectives.concat(collectives.allgather_objects([episode_record(ep) for ep in eps]))
     return records
 
 

@@ -14,6 +14,18 @@ run does not resume (``skills.importing.seed_library``: U = 0.5, n = 1, attempt 
 "imported"). ``<workdir>/skills/`` is the library through the Agent Skills export gate
 (``skills.spec``) with run provenance (method, run id = the workdir's name, step), written at
 every checkpoint and at the end: it always holds the last committed step's library.
+
+Several processes (issue 21, ``skillax.distributed``): every process draws the same tasks,
+plays its contiguous block of them on its own environment pool with its own sampler replica
+(``rollout(offset=...)``: the sampling keys of the 1-process run), and the step's episodes are
+all-gathered to every process (``skillax.collectives``, in task order). Every process then
+applies the same deterministic library update and builds the same training batch from all
+episodes, so the SQLite library stays byte-identical (checked by digest after every update:
+a DistributedError on every process when it is not) and ``engine.train`` gets one global batch.
+The stop decision is taken by all (any process's clock stops the run). Process 0 writes the
+run's files (metrics, ``library.sqlite``, ``skills/``, ``eval/``, plots); the checkpoint is
+orbax's multi-process save. With the same seed a 2-process run gives the 1-process run's
+metrics, library and (up to fp32 summation order over the mesh) parameters.
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ import time
 
 import numpy as np
 
+from skillax import collectives, process
 from skillax.agents.envs import env_spec
 from skillax.agents.envs.runner import EnvPool, resolve_workers
 from skillax.config_defaults import SKILL1_ABLATIONS
@@ -160,13 +173,14 @@ def open_library(cfg, encoder, workdir: pathlib.Path, files: dict | None, tokeni
     work = host_state.staging_dir(workdir) / LIBRARY_FILE
     kw = _library_kwargs(cfg, encoder, tokenizer)
     if files is None:
-        if host_state.discard(workdir, [LIBRARY_FILE]):
+        if process.is_writer() and host_state.discard(workdir, [LIBRARY_FILE]):
             print(f"no checkpoint: removed {LIBRARY_FILE} of an earlier run that stopped before its first checkpoint")
         return SkillLibrary(work, **kw)
     if "library" not in files:
         return SkillLibrary(work, **kw)
     library = SkillLibrary.from_bytes(files["library"], work, **kw)
-    host_state.commit_bytes(workdir / LIBRARY_FILE, files["library"])
+    if process.is_writer():
+        host_state.commit_bytes(workdir / LIBRARY_FILE, files["library"])
     return library
 
 
@@ -175,7 +189,8 @@ def save_checkpoint(engine, step: int, stream, library: SkillLibrary, workdir: p
     commit the same library bytes to ``<workdir>/library.sqlite`` (``host_state``)."""
     blob = library.state_bytes()
     engine.save(step, {"stream": stream.get_state()}, {"library": blob})
-    host_state.commit_bytes(workdir / LIBRARY_FILE, blob)
+    if process.is_writer():
+        host_state.commit_bytes(workdir / LIBRARY_FILE, blob)
 
 
 def sft_stage(engine, cfg, train_tasks, pool) -> dict:
@@ -258,10 +273,14 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             t0 = time.perf_counter()
             tasks = stream.take(int(cfg.tasks_per_step))
             s0, g0 = policy.seconds, policy.tokens_generated
-            eps = rollout(tasks, int(cfg.group_size), policy, library, index, pool, pcfg, rcfg)
+            lo, hi = collectives.share(len(tasks))         # this process's block (all: one process)
+            mine = rollout(tasks[lo:hi], int(cfg.group_size), policy, library, index, pool, pcfg, rcfg, offset=lo)
+            eps = collectives.concat(collectives.allgather_objects(mine))   # every process's, task order
             t_roll = time.perf_counter() - t0
             t_sample = policy.seconds - s0
             counts = update_library(eps, library, step, count_mode)
+            if process.count() > 1:
+                collectives.agree(f"the skill library after step {step}", library.state_bytes())
             index.sync(library.retrieval_texts())
             gens, advs = obj_lib.training_rows(eps, cfg.objective, tuple(objectives),
                                                lambda_rerank=float(cfg.rl.lambda_rerank),
@@ -279,6 +298,8 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             m.update(train_metrics)
             writer.write(step, m)
             stop = clock.stop_reason(step_s)
+            if process.count() > 1:                        # every process stops at the same step
+                stop = next((r for r in collectives.allgather_objects(stop) if r), None)
             if (step + 1) % int(cfg.checkpoint_every) == 0 or step + 1 == int(cfg.steps) or stop:
                 save_checkpoint(engine, step, stream, library, workdir)
                 committed = step
@@ -334,5 +355,6 @@ def evaluate_run(cfg, engine, library, index, pool, pcfg, workdir, never_had_lib
             print(f"eval {cond} {split}: {summary['successes']}/{summary['n']} won, retrieval rate "
                   f"{summary['retrieval_rate']} ({summary['seconds']} s)")
     results["library"] = library_stats(library)
-    (workdir / "eval.json").write_text(json.dumps(results, indent=2))
+    if process.is_writer():
+        (workdir / "eval.json").write_text(json.dumps(results, indent=2))
     return results

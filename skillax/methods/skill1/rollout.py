@@ -18,6 +18,13 @@ episodes at once so every policy call is one batched sampler call:
 Library updates (EMA on all K retrieved, n(s) counts, admission, merge, eviction) are applied
 by the caller after rewards are computed (``update_library``).
 
+Sampling keys: every policy call is keyed per episode -- row key (call word, episode index) with
+the call words reserved up front in a fixed order (query, rerank, one per play turn, distil)
+whether or not a stage has rows -- so an episode samples the same tokens whichever episodes
+share its calls. With several processes (issue 21) each runs a contiguous block of the step's
+tasks (``offset`` = the block's first task) and its episodes carry their global indices, so a
+2-process run samples what the 1-process run samples.
+
 Ablations (Skill1 paper, ablation table; ``config.ablation``, see ``config_defaults.skill1``)
 are knobs of :class:`RolloutConfig`: ``selection=False`` (w/o Selection: no query and no
 rerank; the task text is the query and the top-1 by cosine is used), ``distil="raw"`` (w/o
@@ -114,12 +121,22 @@ def steps_view(trajectory: Trajectory) -> list[tuple[str, str]]:
 
 
 def rollout(tasks: Sequence[Task], group_size: int, policy, library, index, pool,
-            play_cfg: PlayConfig, cfg: RolloutConfig) -> list[Episode]:
-    """Run ``len(tasks) * group_size`` episodes (episode e plays ``tasks[e // group_size]``) on
-    ``pool``, an :class:`~skillax.agents.envs.runner.EnvPool` (its ``start_batch`` / ``poll``
-    carry the resets submitted before the query stage)."""
-    eps = [Episode(index=e, group=e // group_size, task=tasks[e // group_size], retrieval_on=cfg.use_retrieval)
-           for e in range(len(tasks) * group_size)]
+            play_cfg: PlayConfig, cfg: RolloutConfig, offset: int = 0) -> list[Episode]:
+    """Run ``len(tasks) * group_size`` episodes (the i-th episode plays ``tasks[i // group_size]``)
+    on ``pool``, an :class:`~skillax.agents.envs.runner.EnvPool` (its ``start_batch`` / ``poll``
+    carry the resets submitted before the query stage).
+
+    ``offset``: the index of ``tasks[0]`` among the step's tasks (several processes: this
+    process's block, ``collectives.share``); episode indices are then ``(offset + t) *
+    group_size + g`` and groups ``offset + t``, global across processes. The policy's call
+    counter advances by the same amount for any ``tasks`` (also none: an empty list back)."""
+    words = _reserve_words(policy, cfg)
+    base = int(offset) * group_size
+    eps = [Episode(index=base + e, group=int(offset) + e // group_size, task=tasks[e // group_size],
+                   retrieval_on=cfg.use_retrieval) for e in range(len(tasks) * group_size)]
+    if not eps:
+        return []
+    ids = [ep.index for ep in eps]
     tok = policy.tokenizer
     pool.start_batch([ep.task for ep in eps])   # resets run behind the query / retrieval / rerank stage
 
@@ -129,9 +146,9 @@ def rollout(tasks: Sequence[Task], group_size: int, policy, library, index, pool
             ep.query, ep.query_ok = ep.task.goal, bool(ep.task.goal.strip())
     elif cfg.use_retrieval:
         qp = [prompts.query_prompt(tok, ep.task.goal) for ep in eps]
-        for ep, g in zip(eps, policy.sample(qp, objective="util", episodes=range(len(eps)),
+        for ep, g in zip(eps, policy.sample(qp, objective="util", episodes=ids,
                                             max_new_tokens=cfg.query_tokens, stop_strings=["</query>"],
-                                            prefix=prompts.QUERY_PREFIX)):
+                                            prefix=prompts.QUERY_PREFIX, keys=_keys(words["query"], eps))):
             q = parse_query(g.text)
             ep.query_gen, ep.query, ep.query_ok = g, q.query, q.ok
 
@@ -155,7 +172,7 @@ def rollout(tasks: Sequence[Task], group_size: int, policy, library, index, pool
               for ep in to_rank]
         gens = policy.sample(rp, objective="rerank", episodes=[ep.index for ep in to_rank],
                              max_new_tokens=cfg.rank_tokens, stop_strings=["</rank>"],
-                             prefix=prompts.RANK_PREFIX)
+                             prefix=prompts.RANK_PREFIX, keys=_keys(words["rerank"], to_rank))
         for ep, g in zip(to_rank, gens):
             ep.rank_gen = g
             ep.rank = parse_rank(g.text, len(ep.retrieved_ids))
@@ -170,8 +187,8 @@ def rollout(tasks: Sequence[Task], group_size: int, policy, library, index, pool
     skills = [[prompts.skill_text(by_id[ep.chosen_id].description_head, by_id[ep.chosen_id].strategy)]
               if ep.chosen_id in by_id else [] for ep in eps]
 
-    generate = TurnSampler(policy, max_turns=cfg.max_steps, max_new_tokens=cfg.action_tokens,
-                           stop_strings=["</action>"], objective="util")
+    generate = words["play"]
+    generate.episode_ids = ids
     trajs = play_episodes(pool, [ep.task for ep in eps], generate, skills=skills, cfg=play_cfg,
                           max_steps=cfg.max_steps, overlap=cfg.overlap, started=True)
     for ep, tr in zip(eps, trajs):
@@ -185,8 +202,9 @@ def rollout(tasks: Sequence[Task], group_size: int, policy, library, index, pool
     if cfg.distil == "policy":
         dp = [prompts.distil_prompt(tok, ep.task.goal, steps_view(ep.trajectory), ep.trajectory.won,
                                     cfg.distil_prompt_chars) for ep in eps]
-        for ep, g in zip(eps, policy.sample(dp, objective="distil", episodes=range(len(eps)),
-                                            max_new_tokens=cfg.distil_tokens, prefix=prompts.DISTIL_PREFIX)):
+        for ep, g in zip(eps, policy.sample(dp, objective="distil", episodes=ids,
+                                            max_new_tokens=cfg.distil_tokens, prefix=prompts.DISTIL_PREFIX,
+                                            keys=_keys(words["distil"], eps))):
             ep.distil_gen, ep.distil = g, parse_distil(g.text)
     elif cfg.distil == "raw":
         for ep in eps:
@@ -194,6 +212,29 @@ def rollout(tasks: Sequence[Task], group_size: int, policy, library, index, pool
             ep.raw_skill = ("Actions: " + "; ".join(acts)) if acts else ""
     score_episodes(eps, cfg.distil_parse_fail)
     return eps
+
+
+def _reserve_words(policy, cfg: RolloutConfig) -> dict:
+    """The call words of one rollout, reserved in a fixed order from the config alone (module
+    docstring): "query" / "rerank" (with retrieval and selection), "play" (a
+    :class:`TurnSampler`: one word per turn), "distil" (``distil = "policy"``); None where the
+    stage never samples. One process: the words (and row keys) the unkeyed calls used to take,
+    except that the rerank word is now taken also when no episode reranks and rerank rows key
+    on their episode (not their position among the reranked rows)."""
+    words = {"query": None, "rerank": None, "distil": None}
+    if cfg.use_retrieval and cfg.selection:
+        words["query"] = policy.reserve_calls(1)
+        words["rerank"] = policy.reserve_calls(1)
+    words["play"] = TurnSampler(policy, max_turns=cfg.max_steps, max_new_tokens=cfg.action_tokens,
+                                stop_strings=["</action>"], objective="util")
+    if cfg.distil == "policy":
+        words["distil"] = policy.reserve_calls(1)
+    return words
+
+
+def _keys(word: int, eps: Sequence[Episode]) -> list[tuple[int, int]]:
+    """(call word, episode index) per row: a row's sample does not depend on its batch-mates."""
+    return [(int(word), ep.index) for ep in eps]
 
 
 def score_episodes(eps: Sequence[Episode], distil_parse_fail: str = "zero") -> None:

@@ -105,8 +105,11 @@ def warmstart() -> ml_collections.ConfigDict:
 
     save_dir: write the state after the SFT stages here. load_dir: start from a saved warm
     start instead of running the SFT stages. wait_s: wait this long for load_dir to complete.
+    in_workdir: without save_dir, save the SFT result in ``<workdir>/warmstart/`` so a run that
+    dies before its first RL checkpoint and is started again skips its SFT (ours; the papers
+    are silent; False saves disk: one fp32 copy of the policy plus the frozen copies).
     """
-    return ml_collections.ConfigDict(dict(save_dir="", load_dir="", wait_s=0.0))
+    return ml_collections.ConfigDict(dict(save_dir="", load_dir="", wait_s=0.0, in_workdir=True))
 
 
 def train(lr: float = 1e-6, total_steps: int = 100) -> ml_collections.ConfigDict:

@@ -55,6 +55,7 @@ from skillax.agents.envs.runner import EnvPool, resolve_workers
 from skillax.methods.common import host_state, run_dir
 from skillax.methods.common import warmstart as ws_lib
 from skillax.methods.common.clock import RLClock
+from skillax.methods.common.endpoint import openai_worker
 from skillax.methods.common.engine import PolicyEngine
 from skillax.methods.common.eval_io import eval_splits, write_condition
 from skillax.methods.common.play import play_overlap
@@ -93,17 +94,6 @@ def rollout_config(cfg) -> RolloutConfig:
                          repo_token_budget=int(r.get("repo_token_budget", 0)))
 
 
-def _openai_worker(c):
-    from skillax.agents.workers.openai_compat import OpenAICompatConfig, OpenAICompatWorker
-
-    if not c.model:
-        raise ValueError("an OpenAI-compatible worker needs .model (and usually .base_url)")
-    return OpenAICompatWorker(OpenAICompatConfig(
-        model=str(c.model), base_url=str(c.base_url) or None, api_key_env=str(c.api_key_env),
-        max_retries=int(c.max_retries), timeout_s=float(c.timeout_s),
-        max_concurrency=int(c.get("max_concurrency", 8))))
-
-
 def make_executor(cfg, engine, frozen_params) -> Executor:
     """The frozen π_L: a frozen copy of the initial policy, or an OpenAI-compatible endpoint."""
     e = cfg.executor
@@ -111,7 +101,7 @@ def make_executor(cfg, engine, frozen_params) -> Executor:
         backend = PolicyChat(engine.policy_sampler(float(e.temperature), frozen_params=frozen_params),
                              max_len=int(cfg.model.max_len))
     elif e.kind == "openai":
-        backend = WorkerChat(_openai_worker(e), float(e.temperature))
+        backend = WorkerChat(openai_worker(e.openai, "executor"), float(e.temperature))
     else:
         raise ValueError(f"executor.kind must be one of {EXECUTOR_KINDS}, got {e.kind!r}")
     return Executor(backend, play_config(cfg), action_tokens=int(e.action_tokens),
@@ -128,7 +118,7 @@ def make_judge(cfg, engine, frozen_params):
     from skillax.agents.judges import ContentJudge
 
     if j.kind == "openai":
-        worker = _openai_worker(j)
+        worker = openai_worker(j.openai, "judge")
     elif j.kind == "policy":
         from skillax.agents.workers.local import LocalWorker
         from skillax.engine.sampler import make_generate_fn

@@ -7,8 +7,8 @@ Command (CPU; the URL is printed as one JSON line once it listens):
     python -m skillax.main --config configs/serve.py --config.serve.checkpoint=/tmp/skillos_tiny
 Then e.g. ``OpenAI(base_url="http://127.0.0.1:8000/v1", api_key="EMPTY").chat.completions
 .create(model="qwen2.5-coder-0.5b", messages=[...])``, or point a method's executor/worker at it
-(``--config.executor.kind=openai --config.executor.base_url=http://127.0.0.1:8000/v1
---config.executor.model=<served name>``).
+(``--config.executor.kind=openai --config.executor.openai.base_url=http://127.0.0.1:8000/v1
+--config.executor.openai.model=<served name>``).
 
 Should show: ``{"url": "http://127.0.0.1:8000/v1", "model": "..."}``; requests answered with
 OpenAI JSON bodies, 4xx JSON errors on bad input. Benchmark: benchmarks/serve_chat.py.

@@ -5,10 +5,10 @@ Command (accelerator; SmolLM2 as curator AND frozen executor by default, or a Qw
     python -m skillax.main --config configs/skillos_alfworld.py --workdir runs/skillos_alfworld \
         --config.model.path=/path/to/Qwen3-8B
 Executor on an OpenAI-compatible endpoint (the paper: Qwen3-8B / 32B executors):
-    --config.executor.kind=openai --config.executor.model=Qwen/Qwen3-8B \
-    --config.executor.base_url=http://HOST:8000/v1
+    --config.executor.kind=openai --config.executor.openai.model=Qwen/Qwen3-8B \
+    --config.executor.openai.base_url=http://HOST:8000/v1
 Content judge for r_cnt: the frozen local policy by default (``judge.kind = "policy"``); the
-paper's Qwen3-32B: --config.judge.kind=openai --config.judge.model=... --config.judge.base_url=...
+paper's Qwen3-32B: --config.judge.kind=openai --config.judge.openai.model=... --config.judge.openai.base_url=...
 Ablations (SkillOS paper, ablation table; labelled in metrics.jsonl and eval.json):
   "w/o r_cnt"    --config.reward.cnt=0          (no judge built or called)
   "w/o r_comp"   --config.reward.comp=0

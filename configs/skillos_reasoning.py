@@ -5,7 +5,7 @@ evaluate on AIME 2024/2025 groups (../shared/data/aime).
 Command:
     python -m skillax.main --config configs/skillos_reasoning.py --workdir runs/skillos_reasoning \
         --config.model.path=/path/to/Qwen3-8B \
-        --config.executor.kind=openai --config.executor.model=... --config.executor.base_url=...
+        --config.executor.kind=openai --config.executor.openai.model=... --config.executor.openai.base_url=...
 Small CPU check: --config.steps=1 --config.groups_per_step=1 --config.group_size=2
     --config.env.rg_datasets=gcd,lcm --config.env.rg_per_dataset=3 --config.eval.conditions=none
     --config.reward.cnt=0
@@ -13,7 +13,7 @@ Small CPU check: --config.steps=1 --config.groups_per_step=1 --config.group_size
 The executor answers in one turn (<action>final answer</action>, \\boxed{} accepted inside);
 reward 1 iff the generator's scorer (or math-verify for AIME) gives full credit.
 Content judge for r_cnt: the frozen local policy by default; the paper's Qwen3-32B with
---config.judge.kind=openai --config.judge.model=... --config.judge.base_url=...;
+--config.judge.kind=openai --config.judge.openai.model=... --config.judge.openai.base_url=...;
 --config.reward.cnt=0 runs the paper's "w/o r_cnt" ablation.
 Should show (paper, Gemini-2.5-Pro executor): AIME24/25 + GPQA mean 81.8 -> 88.6; smaller gains
 than the agentic settings (reusable knowledge is more abstract).

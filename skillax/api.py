@@ -212,7 +212,9 @@ def run(config, workdir: str | os.PathLike | None = None, overrides: Mapping[str
         if overrides:
             cfg = config.copy_and_resolve_references()
             cfg.lock()
-            cfg.update_from_flattened_dict(dict(overrides))
+            from skillax.config_keys import apply_overrides
+
+            apply_overrides(cfg, overrides)
     return modes.run(cfg, None if workdir is None else str(workdir))
 
 

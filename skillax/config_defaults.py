@@ -103,13 +103,39 @@ def distributed() -> ml_collections.ConfigDict:
                                           cpu_collectives="gloo"))
 
 
+def openai_endpoint(max_concurrency: int = 8, max_retries: int = 5, timeout_s: float = 60.0) -> ml_collections.ConfigDict:
+    """An OpenAI-compatible endpoint (``agents.workers.openai_compat``), the one spelling every
+    method uses for every role that can be served by one: ``<role>.openai.*`` with
+    ``<role>.kind = "openai"`` (SkillOS ``executor`` / ``judge``; Skill-alpha ``worker`` /
+    ``judge`` / ``sft`` = the teacher). Nested, not flat beside the role's own keys: ``model``
+    here is the served model's name, which flat would read as the policy (``model.path``), and
+    the role's own ``max_tokens`` / ``max_retries`` (re-asks) / ``temperature`` stay apart from the
+    transport's. (Issue 23 item 7; the flat SkillOS spelling ``executor.base_url`` is refused
+    with the new key named: ``config_keys.RENAMED``.)
+
+    model: the model name sent with each request (e.g. "gpt-4o", or the name vLLM serves).
+    base_url: endpoint root including ``/v1``; "" = the OpenAI API.
+    api_key_env: the environment variable that holds the key (never the key itself).
+    max_concurrency: requests in flight at once.
+    max_retries: HTTP attempts after the first (429 / 5xx / timeouts).
+    timeout_s: per-attempt request timeout in seconds.
+    cache_path: sqlite completion cache ("" = none).
+    """
+    return ml_collections.ConfigDict(dict(model="", base_url="", api_key_env="OPENAI_API_KEY",
+                                          max_concurrency=max_concurrency, max_retries=max_retries,
+                                          timeout_s=timeout_s, cache_path=""))
+
+
 def warmstart() -> ml_collections.ConfigDict:
     """Shared warm start of an experiment's arms (``methods.common.warmstart``).
 
     save_dir: write the state after the SFT stages here. load_dir: start from a saved warm
     start instead of running the SFT stages. wait_s: wait this long for load_dir to complete.
+    in_workdir: without save_dir, save the SFT result in ``<workdir>/warmstart/`` so a run that
+    dies before its first RL checkpoint and is started again skips its SFT (ours; the papers
+    are silent; False saves disk: one fp32 copy of the policy plus the frozen copies).
     """
-    return ml_collections.ConfigDict(dict(save_dir="", load_dir="", wait_s=0.0))
+    return ml_collections.ConfigDict(dict(save_dir="", load_dir="", wait_s=0.0, in_workdir=True))
 
 
 def train(lr: float = 1e-6, total_steps: int = 100) -> ml_collections.ConfigDict:

@@ -63,6 +63,46 @@ def closest(cfg, key: str, n: int = 3) -> list[str]:
     return got
 
 
+_ENDPOINT = ("model", "base_url", "api_key_env", "max_concurrency", "timeout_s")
+# old spelling -> new key (issue 23 item 7: one spelling of endpoints, ``<role>.openai.*``,
+# ``config_defaults.openai_endpoint``). ``judge.max_retries`` keeps its name (the judge's
+# re-asks); the endpoint's HTTP retries moved to ``judge.openai.max_retries``.
+RENAMED = {**{f"{role}.{k}": f"{role}.openai.{k}" for role in ("executor", "judge") for k in _ENDPOINT},
+           "executor.max_retries": "executor.openai.max_retries"}
+
+
+def renamed(cfg, key: str) -> str | None:
+    """The new key of an old spelling ``key`` (:data:`RENAMED`) when ``cfg`` has that new key
+    and lacks ``key``; else None."""
+    new = RENAMED.get(key)
+    if new is None or missing_part(cfg, key) is None or missing_part(cfg, new) is not None:
+        return None
+    return new
+
+
+def renamed_message(cfg, key: str) -> str | None:
+    """The one-line error for an old spelling (:func:`renamed`), or None."""
+    new = renamed(cfg, key)
+    if new is None:
+        return None
+    return (f"config key {key!r} was renamed to {new!r} (one spelling for endpoints across methods: "
+            f"<role>.openai.*); use --config.{new}=...")
+
+
+def apply_overrides(cfg, overrides) -> None:
+    """``cfg.update_from_flattened_dict(overrides)`` after checking every dotted key: an old
+    spelling (:data:`RENAMED`) or a key ``cfg`` lacks raises KeyError with one line naming the
+    new / closest keys (the Python API's counterpart of :func:`unknown_override`)."""
+    for key in dict(overrides):
+        moved = renamed_message(cfg, key)
+        if moved:
+            raise KeyError(moved)
+        if missing_part(cfg, key) is not None:
+            near = closest(cfg, key)
+            raise KeyError(f"unknown config key {key!r}" + (f"; closest: {', '.join(near)}" if near else ""))
+    cfg.update_from_flattened_dict(dict(overrides))
+
+
 def load_config_file(spec: str):
     """``get_config()`` of a config file (``path`` or ``path:arg``, as config_flags reads it)."""
     path, _, arg = spec.partition(":")
@@ -103,6 +143,9 @@ def unknown_override(argv: Sequence[str]) -> str | None:
         bad = missing_part(cfg, key)
         if bad is None:
             continue
+        moved = renamed_message(cfg, key)
+        if moved:
+            return moved
         near = closest(cfg, key)
         where = f" (no {bad!r} in {path})" if bad != key else f" (not in {path})"
         hint = f"; closest: {', '.join(near)}" if near else "; --config.mode=show lists every key"

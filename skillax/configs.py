@@ -65,5 +65,7 @@ def get(name: str, overrides: Mapping[str, Any] | None = None):
     cfg = module.get_config()
     cfg.lock()
     if overrides:
-        cfg.update_from_flattened_dict(dict(overrides))
+        from skillax.config_keys import apply_overrides
+
+        apply_overrides(cfg, overrides)   # an old spelling / unknown key: a one-line KeyError
     return cfg

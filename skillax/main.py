@@ -18,6 +18,10 @@ import sys
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+from skillax import modes as _modes  # noqa: E402  (lazy registry: imports no mode)
+
+__doc__ = f"{__doc__}\n{_modes.help_text()}\n"   # --help prints this module's docstring
+
 from absl import app, flags  # noqa: E402
 from ml_collections import config_flags  # noqa: E402
 

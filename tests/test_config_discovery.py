@@ -121,3 +121,48 @@ def test_docstring_help_forms():
     got = config_help.docstring_help(doc, {"a", "b", "c.d", "sec.e", "sec.f"}, {"sec"})
     assert got == {"a": "first thing.", "b": "second (with x: inside).", "c.d": "table text",
                    "sec.e": "(mentioned in a bullet)"}
+
+
+def test_help_lists_every_mode_and_points_to_show():
+    """Issue 23 item 7: ``--help`` listed only --config and --workdir."""
+    from skillax.modes import MODE_HELP, MODES
+
+    p, _ = cli("--help")
+    assert p.returncode in (0, 1), p.stderr[-1000:]       # absl's --help exits 1 after printing
+    out = p.stdout + p.stderr
+    assert set(MODE_HELP) == set(MODES)
+    for mode in MODES:
+        assert f"  {mode} " in out, mode
+    assert "--config.mode=show" in out and "--config configs/default.py --config.mode=show" in out
+
+
+@pytest.mark.parametrize("old, new", [("executor.base_url", "executor.openai.base_url"),
+                                      ("judge.model", "judge.openai.model"),
+                                      ("executor.max_retries", "executor.openai.max_retries")])
+def test_old_endpoint_spelling_is_a_one_line_error_naming_the_new_key(old, new):
+    """One spelling for endpoints across methods (``<role>.openai.*``): SkillOS's flat
+    ``executor.base_url`` / ``judge.model`` are refused with the new key named, on the command
+    line and through the Python API; Skill-alpha and SkillOS configs both carry the section."""
+    from skillax import configs
+    from skillax.config_keys import renamed_message
+
+    argv = ["m", "--config", "configs/skillos_alfworld.py", f"--config.{old}=x"]
+    msg = unknown_override(argv)
+    assert msg == (f"config key {old!r} was renamed to {new!r} (one spelling for endpoints across methods: "
+                   f"<role>.openai.*); use --config.{new}=...")
+    with pytest.raises(KeyError, match=f"renamed to '{new}'"):
+        configs.get("skillos_alfworld", {old: "x"})
+    assert renamed_message(configs.get("skillos_alfworld"), new) is None       # the new key is fine
+    for name, roles in (("skillos_alfworld", ("executor", "judge")), ("skill_alpha_alfworld", ("worker", "judge", "sft"))):
+        cfg = configs.get(name)
+        for role in roles:
+            assert sorted(cfg[role].openai.keys()) == ["api_key_env", "base_url", "cache_path", "max_concurrency",
+                                                       "max_retries", "model", "timeout_s"], (name, role)
+            assert "base_url" not in cfg[role] and "model" not in cfg[role]
+
+
+def test_old_endpoint_spelling_on_the_cli_exits_2_in_one_line():
+    p, _ = cli("--config", "configs/skillos_alfworld.py", "--config.executor.base_url=http://127.0.0.1:1/v1")
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    (line,) = p.stderr.strip().splitlines()
+    assert line.startswith("skillax: config key 'executor.base_url' was renamed to 'executor.openai.base_url'")

@@ -75,8 +75,8 @@ elif [ "$part" = launch ]; then
     printf 'python3 -m skillax.main --config configs/skillos_alfworld_learning.py --workdir %q ' "$R/runs/skillos_reader"
     printf -- '--config.steps=0 --config.sft.steps=0 --config.sft.play_steps=0 --config.eval.conditions=no_memory,handwritten '
     printf -- '--config.eval.handwritten_dir=%q --config.executor.kind=openai ' "$HW"
-    printf -- '--config.executor.base_url=http://127.0.0.1:8765/v1 --config.executor.model=reader '
-    printf -- '--config.executor.max_concurrency=256 --config.executor.timeout_s=300 --config.env.workers=12 %s ' "$GAMES"
+    printf -- '--config.executor.openai.base_url=http://127.0.0.1:8765/v1 --config.executor.openai.model=reader '
+    printf -- '--config.executor.openai.max_concurrency=256 --config.executor.openai.timeout_s=300 --config.env.workers=12 %s ' "$GAMES"
     printf '> %q 2>&1\necho rc=$? >> %q\n' "$R/logs/bound.log" "$R/logs/bound.log"
   } > $R/logs/bound.sh
   setsid nohup bash $R/logs/bound.sh > /dev/null 2>&1 < /dev/null &

@@ -23,6 +23,31 @@ MODES = {
     "show": "skillax.modes.show",
 }
 
+# one line per mode for ``python -m skillax.main --help`` (tests check every mode has one)
+MODE_HELP = {
+    "skill1": "train Skill1 (select, use, distil skills; configs/default.py, skill1_*.py)",
+    "skillos": "train SkillOS (a curator of a skill repo; configs/skillos_*.py)",
+    "skill_alpha": "train Skill-alpha (a skill editor, rollback reward; configs/skill_alpha_*.py)",
+    "sft": "supervised fine-tuning on chat transcripts (configs/sft.py)",
+    "generate": "sample or chat with a policy (configs/generate.py)",
+    "info": "print a model's config, parameter count and the JAX devices",
+    "library": "inspect the skills of a run's workdir, any method (configs/library.py)",
+    "plot": "redraw a run's learning curves from its metrics.jsonl (configs/plot.py)",
+    "serve": "serve a policy as an OpenAI-compatible endpoint (configs/serve.py)",
+    "export": "export a run's policy to a Hugging Face folder (configs/export.py)",
+    "show": "print every key of a config with its value and one-line help (no model loaded)",
+}
+
+
+def help_text() -> str:
+    """The modes block of ``--help``: one line per mode, then how to see a config's keys."""
+    lines = ["Modes (--config.mode=<mode>; each config file sets its own):"]
+    lines += [f"  {m:<12} {MODE_HELP[m]}" for m in MODES]
+    lines.append("Every key of a config with its value and help: --config.mode=show, e.g.")
+    lines.append("  python -m skillax.main --config configs/default.py --config.mode=show")
+    return "\n".join(lines)
+
+
 # modes that load ``cfg.model``: its settings are checked against the checkpoint first
 # modes that run as several cooperating processes (issue 21); the others refuse more than one
 MULTI_PROCESS_MODES = frozenset({"info", "skill1"})

@@ -224,7 +224,8 @@ def make_train_step(model_cfg: ModelConfig, optimizer: optax.GradientTransformat
       schedule: optional lr schedule, reported as ``lr`` (the lr used by this update).
     Step args:
       state: train state (donated). batch: the dict of :mod:`skillax.rl.objectives` (B rows,
-        B divisible by M). ref_params: frozen reference params for KL when the batch has no
+        B divisible by M), e.g. ``methods.common.rows.build_batch``'s output as it is (its
+        host-only keys are dropped: :func:`device_batch`). ref_params: frozen reference params for KL when the batch has no
         ``ref_logprobs`` (computed per micro-batch under stop_gradient).
     Returns metrics (() arrays): ``loss``, ``grad_norm`` (before clipping), ``tokens``,
       ``update_skipped`` (1 when a non-finite gradient was dropped: params and optimiser state
@@ -255,7 +256,22 @@ def make_train_step(model_cfg: ModelConfig, optimizer: optax.GradientTransformat
             metrics["lr"] = jnp.asarray(schedule(state["step"]), jnp.float32)
         return new_state, metrics
 
-    return _jit(step, mesh, model_cfg, optimizer)
+    jitted = _jit(step, mesh, model_cfg, optimizer)
+
+    @functools.wraps(step)
+    def call(state, batch, ref_params=None):
+        # build_batch's host-only keys (row counts, episode ids) never reach the device: a
+        # batch from methods.common.rows.build_batch feeds this step as it is (issue 23 item 10)
+        return jitted(state, device_batch(batch), ref_params)
+    return call
+
+
+def device_batch(batch: Mapping) -> dict:
+    """``batch`` without the host-only keys (:data:`skillax.rl.minibatch.HOST_KEYS`: ``num_rows``,
+    ``dropped_truncated``, ``episodes``) that ``build_batch`` adds for the host loop."""
+    from skillax.rl.minibatch import HOST_KEYS
+
+    return {k: v for k, v in batch.items() if k not in HOST_KEYS}
 
 
 def _rl_loss_fn(model_cfg: ModelConfig, tcfg: TrainConfig, objs, dens, ref_params):
@@ -374,4 +390,19 @@ def make_sft_step(model_cfg: ModelConfig, optimizer: optax.GradientTransformatio
             metrics["lr"] = jnp.asarray(schedule(state["step"]), jnp.float32)
         return new_state, metrics
 
-    return _jit(step, mesh, model_cfg, optimizer)
+    jitted = _jit(step, mesh, model_cfg, optimizer)
+
+    @functools.wraps(step)
+    def call(state, batch, ref_params=None):
+        # build_batch's host-only keys (row counts, episode ids) never reach the device: a
+        # batch from methods.common.rows.build_batch feeds this step as it is (issue 23 item 10)
+        return jitted(state, device_batch(batch), ref_params)
+    return call
+
+
+def device_batch(batch: Mapping) -> dict:
+    """``batch`` without the host-only keys (:data:`skillax.rl.minibatch.HOST_KEYS`: ``num_rows``,
+    ``dropped_truncated``, ``episodes``) that ``build_batch`` adds for the host loop."""
+    from skillax.rl.minibatch import HOST_KEYS
+
+    return {k: v for k, v in batch.items() if k not in HOST_KEYS}

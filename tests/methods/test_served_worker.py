@@ -95,8 +95,8 @@ def test_skillos_served_executor_gives_the_same_rewards(skillos_model, tmp_path)
     srv, service, info = _serve(skillos_model, int(_skillos_cfg(skillos_model).model.max_len))
     try:
         c = _skillos_cfg(skillos_model)
-        c.executor.kind, c.executor.base_url, c.executor.model = "openai", info["url"], info["model"]
-        c.executor.max_retries = 0
+        c.executor.kind, c.executor.openai.base_url, c.executor.openai.model = "openai", info["url"], info["model"]
+        c.executor.openai.max_retries = 0
         served, ex, served_answers = _skillos_rollouts(c, tmp_path / "served")
     finally:
         _stop(srv, service)
@@ -114,7 +114,7 @@ def test_skillos_steps0_run_served_executor_same_eval(skillos_model, tmp_path):
     srv, service, info = _serve(skillos_model, int(_skillos_cfg(skillos_model).model.max_len))
     try:
         c = _skillos_cfg(skillos_model, steps=0)
-        c.executor.kind, c.executor.base_url, c.executor.model = "openai", info["url"], info["model"]
+        c.executor.kind, c.executor.openai.base_url, c.executor.openai.model = "openai", info["url"], info["model"]
         run(c, str(tmp_path / "served"))
     finally:
         _stop(srv, service)

@@ -104,6 +104,11 @@ def test_train_until_unix_in_the_past_runs_no_step(monkeypatch, tmp_path):
 def _arm(model, work, root, **over):
     from skillax.methods.skill_alpha.loop import run
 
+    return run(arm_config(model, **over), work)
+
+
+def arm_config(model, **over):
+    """The campaign arms' tiny config with ``over`` (dotted keys) applied."""
     c = tiny_config(model)
     # play SFT and editor SFT at the same shapes and rate: one compiled SFT step for both
     c.sft.play_steps, c.sft.play_batch_size, c.sft.play_max_len, c.sft.n_tasks, c.sft.play_lr = 1, 4, 512, 2, 1e-4
@@ -120,7 +125,7 @@ def _arm(model, work, root, **over):
         for p in path:
             node = node[p]
         node[last] = v
-    return run(c, work)
+    return c
 
 
 def _leaves(tree):

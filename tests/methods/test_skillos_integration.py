@@ -120,8 +120,8 @@ def test_dead_executor_endpoint_is_counted_not_fatal(tiny_model, tmp_path):
     cfg = tiny_config(tiny_model)
     with FakeOpenAIServer() as srv:
         srv.inject(*[("500", "executor down")] * 1000)
-        cfg.executor.kind, cfg.executor.model, cfg.executor.base_url = "openai", "m", srv.base_url
-        cfg.executor.max_retries = 0
+        cfg.executor.kind, cfg.executor.openai.model, cfg.executor.openai.base_url = "openai", "m", srv.base_url
+        cfg.executor.openai.max_retries = 0
         eng = PolicyEngine.create(cfg, tmp_path)
         ex = make_executor(cfg, eng, None)
         tasks = default_textworld_tasks(3, "train", (("tw-treasure_hunter", {"level": 5}),))

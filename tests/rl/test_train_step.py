@@ -263,3 +263,28 @@ def test_bf16_sampler_vs_trainer_budget():
     print(f"bf16 sampler vs bf16 trainer logprobs: mean {diff.mean():.3e}, max {diff.max():.3e}, "
           f"step-0 ratio mean {np.mean(np.exp((np.asarray(lp) - old)[mask.astype(bool)])):.4f}")
     assert diff.mean() < 0.05 and diff.max() < 0.3
+
+
+def test_build_batch_output_feeds_the_train_step_directly():
+    """Issue 23 item 10: ``methods.common.rows.build_batch``'s output (with its host-only keys
+    num_rows / dropped_truncated / episodes) goes into ``make_train_step`` as it is, and gives the
+    update of the same batch without those keys. Before the fix the scalar ``num_rows`` reached
+    the micro-batch split and the step raised."""
+    from skillax.methods.common.rows import Generation, build_batch
+
+    tcfg = ts.TrainConfig(objectives=(("util", ObjectiveConfig()),), chunk_size=4, remat=False)
+    step = ts.make_train_step(CFG, SGD, tcfg)
+    rng = np.random.default_rng(3)
+    gens = [Generation(prompt_ids=[1, 2, 3], completion_ids=rng.integers(4, CFG.vocab_size, 4).tolist(),
+                       logprobs=[-1.0] * 4, objective="util", episode=i, stop_reason="eos") for i in range(3)]
+    batch = build_batch(gens, {"util": np.array([1.0, -0.5, -0.5])}, ["util"], length_buckets=(8,),
+                        rows_multiple=2)
+    assert {"num_rows", "dropped_truncated", "episodes"} <= set(batch) and batch["tokens"].shape == (4, 8)
+    params = _params(1)
+    new, m = step(ts.init_train_state(params, SGD), batch)
+    plain = {k: v for k, v in batch.items() if k not in ("num_rows", "dropped_truncated", "episodes")}
+    ref, m_ref = step(ts.init_train_state(_params(1), SGD), plain)
+    assert float(m["tokens"]) == 12.0                      # 3 rows x 4 completion tokens
+    assert float(m["loss"]) == float(m_ref["loss"]) and np.isfinite(float(m["loss"]))
+    for a, b in zip(jax.tree.leaves(new["params"]), jax.tree.leaves(ref["params"])):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

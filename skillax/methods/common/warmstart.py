@@ -13,6 +13,15 @@ stages and saves them here, and every arm loads them (``config.warmstart``):
   a checkpoint in the run's own workdir still wins: resume). ``wait_s`` > 0: wait up to that
   many seconds for ``DONE.json`` (arms launched together with the warm-start process).
 
+The same folder also checkpoints a run's own SFT stages (issue 23, item 5): without
+``save_dir`` a run saves its SFT result in ``<workdir>/warmstart/`` (:func:`plan`;
+``warmstart.in_workdir``, default True), so a run that dies in RL step 0 (or during the
+evaluation of a ``steps = 0`` arm) and is started again on the same workdir loads it instead of
+repeating the SFT. A saved warm start records its owner (the run's workdir and the config keys
+that shape the SFT result, :func:`sft_fingerprint`); only the same run with the same such keys
+reloads it. Precedence: a checkpoint in the workdir (resume) > ``load_dir`` > a warm start
+this run saved (``save_dir`` or ``<workdir>/warmstart/``) > running the SFT stages.
+
 Layout: ``<dir>/policy/`` (orbax, step 0: ``{"params": fp32 tree}``, host = summary),
 ``<dir>/frozen/<name>/`` (orbax, sampler-dtype tree), ``<dir>/files/<name>`` (bytes),
 ``<dir>/DONE.json``.
@@ -30,6 +39,7 @@ from typing import Any, Mapping
 from skillax.rl.checkpoint import Checkpointer
 
 DONE = "DONE.json"
+IN_WORKDIR = "warmstart"       # <workdir>/warmstart/: a run's own SFT result (module docstring)
 
 
 class WarmStartError(RuntimeError):
@@ -62,14 +72,25 @@ class WarmStart:
                 raise WarmStartError(f"warm start {self.dir} not complete after {timeout_s:.0f} s")
             time.sleep(poll_s)
 
+    def owned_by(self, cfg, workdir) -> bool:
+        """Whether this is a complete warm start saved by the run in ``workdir`` with the same
+        :func:`sft_fingerprint` as ``cfg`` (a re-run of that run may load it instead of
+        repeating its SFT stages)."""
+        if not self.exists():
+            return False
+        owner = self.summary().get("owner") or {}
+        return owner.get("workdir") == str(pathlib.Path(workdir).resolve()) and \
+            owner.get("config") == sft_fingerprint(cfg)
+
     def save(self, engine, *, frozen: Mapping[str, Any] | None = None, files: Mapping[str, bytes] | None = None,
-             summary: Mapping[str, Any] | None = None) -> None:
+             summary: Mapping[str, Any] | None = None, owner: Mapping[str, Any] | None = None) -> None:
         """Save the engine's current fp32 params, ``frozen`` sampler-dtype trees, ``files``
         and a JSON ``summary`` (the method's SFT metrics), replacing an older warm start.
 
         Several processes (issue 21): every process calls it (orbax's multi-process save of
         the params); process 0 alone clears the folder and writes the files and ``DONE.json``.
-        ``frozen`` trees are per-process sampler replicas there: NotImplementedError."""
+        ``frozen`` trees are per-process sampler replicas there: NotImplementedError.
+        ``owner``: {"workdir", "config"} of the saving run (:func:`owner`; :meth:`owned_by`)."""
         from skillax import collectives, process
 
         if process.count() > 1 and frozen:
@@ -94,14 +115,16 @@ class WarmStart:
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_bytes(bytes(blob))
         done = {"model": str(engine.cfg.model.path), "frozen": sorted(frozen or {}), "files": sorted(files or {}),
-                "summary": dict(summary or {}), "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+                "summary": dict(summary or {}), "owner": dict(owner or {}),
+                "sampler_calls": int(getattr(engine, "sampler_calls", 0)), "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         tmp = self.dir / (DONE + ".tmp")
         tmp.write_text(json.dumps(done, indent=2, default=str), encoding="utf-8")
         os.replace(tmp, self.dir / DONE)
         collectives.barrier(f"warmstart-done-{self.dir}")
 
     def load(self, engine) -> tuple[dict[str, Any], dict[str, bytes], dict]:
-        """Put the saved params into ``engine`` (fresh optimiser state) and return
+        """Put the saved params and the policy samplers' call counter into ``engine`` (fresh
+        optimiser state) and return
         (frozen trees on the engine's placement, files, summary). Raises WarmStartError when
         the folder is incomplete or was saved for another model."""
         info = self.summary()
@@ -111,6 +134,9 @@ class WarmStart:
         with Checkpointer(self.dir / "policy", max_to_keep=1) as ck:
             state, _, _ = ck.restore(0, target={"params": engine.state["params"]})
         engine.load_params(state["params"])
+        # where the policy samplers' random stream stood (sampling before RL, e.g. Skill-alpha's
+        # evidence stream, advances it): a re-run of the saving run continues it exactly
+        engine.sampler_calls = int(info.get("sampler_calls", 0))
         frozen = {}
         for name in info["frozen"]:
             with Checkpointer(self.dir / "frozen" / name, max_to_keep=1) as ck:
@@ -134,3 +160,67 @@ def from_config(cfg) -> tuple[WarmStart | None, WarmStart | None]:
     if load is not None and float(w.get("wait_s", 0) or 0) > 0:
         load.wait(float(w.wait_s))
     return save, load
+
+
+def sft_fingerprint(cfg) -> dict:
+    """The config keys (flattened ``a.b.c`` -> value) that shape a run's SFT result: every key
+    except those a resume may change (``run_dir.MAY_CHANGE``: steps, eval, warm start, where it
+    runs, ...), with the ``sft.*`` keys kept. Conservative: changing any RL key of a run that has
+    no RL checkpoint yet also re-runs its SFT."""
+    from skillax.methods.common import run_dir
+
+    flat = run_dir.flatten(json.loads(cfg.to_json_best_effort()))
+    return {k: v for k, v in sorted(flat.items())
+            if k.startswith("sft.") or not run_dir.may_change(k, flat)}
+
+
+def owner(cfg, workdir) -> dict:
+    """The ``owner`` record :meth:`WarmStart.save` stores for the run in ``workdir``."""
+    return {"workdir": str(pathlib.Path(workdir).resolve()), "config": sft_fingerprint(cfg)}
+
+
+def in_workdir(cfg, workdir) -> WarmStart | None:
+    """``<workdir>/warmstart/`` (None when ``warmstart.in_workdir`` is False)."""
+    w = cfg.get("warmstart")
+    if w is not None and not bool(w.get("in_workdir", True)):
+        return None
+    return WarmStart(pathlib.Path(workdir) / IN_WORKDIR)
+
+
+def plan(cfg, workdir) -> tuple[WarmStart | None, WarmStart | None, str]:
+    """Where a run without a checkpoint gets its post-SFT state (module docstring):
+    (``load`` or None, ``save`` or None, ``source``).
+
+    * ``load_dir`` set: (that, None, "load_dir") -- waits ``wait_s`` for it (:func:`from_config`);
+    * a warm start this run saved (``save_dir``, else ``<workdir>/warmstart/``) whose owner is
+      this workdir with the same :func:`sft_fingerprint`: (that, None, "own");
+    * else (None, where to save after the SFT stages: ``save_dir``, else
+      ``<workdir>/warmstart/`` or None when ``warmstart.in_workdir`` is False, "sft"). A
+      ``<workdir>/warmstart/`` of another config is removed here (it is never loaded).
+
+    Callers save ``<workdir>/warmstart/`` only when an SFT stage ran (:func:`worth_saving`);
+    ``save_dir`` always (the arms of an experiment load it)."""
+    save_ws, load_ws = from_config(cfg)
+    if load_ws is not None:
+        return load_ws, None, "load_dir"
+    target = save_ws if save_ws is not None else in_workdir(cfg, workdir)
+    if target is None:
+        return None, None, "sft"
+    if target.owned_by(cfg, workdir):
+        return target, None, "own"
+    if save_ws is None and target.dir.exists():
+        shutil.rmtree(target.dir)
+        print(f"removed {target.dir}: an SFT warm start of another config")
+    return None, target, "sft"
+
+
+def worth_saving(ws: WarmStart | None, cfg, sft_ran: bool) -> bool:
+    """Whether to write ``ws`` (from :func:`plan`) after the SFT stages: always for
+    ``save_dir``, for ``<workdir>/warmstart/`` only when an SFT stage ran (nothing to protect
+    otherwise)."""
+    if ws is None:
+        return False
+    w = cfg.get("warmstart") or {}
+    if w.get("save_dir") and ws.dir.resolve() == pathlib.Path(w.get("save_dir")).resolve():
+        return True
+    return bool(sft_ran)

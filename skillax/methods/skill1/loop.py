@@ -2,8 +2,10 @@
 
 Run contract (the learning campaign, BRIEF/PROTOCOL): a checkpoint in the workdir resumes;
 else ``warmstart.load_dir`` starts from a saved SFT warm start (policy params only; the SFT
-stages are skipped); else the SFT stages run and, with ``warmstart.save_dir``, are saved
-before RL. ``steps = 0`` runs no RL. RL stops at ``steps``, ``max_train_minutes`` or the
+stages are skipped); else a warm start this run saved before (``save_dir`` or
+``<workdir>/warmstart/``: a run that died before its first RL checkpoint) is loaded; else the
+SFT stages run and are saved before RL (``warmstart.save_dir``, else ``<workdir>/warmstart/``;
+``methods.common.warmstart.plan``). ``steps = 0`` runs no RL. RL stops at ``steps``, ``max_train_minutes`` or the
 deadline (``methods.common.clock.RLClock``) with a checkpoint. Evaluation: every game of each
 split of ``eval_splits(cfg)`` (``eval.n_tasks = 0``) under ``with_library`` and
 ``without_library`` (``eval.ablate_retrieval``); an arm that never had a library (``steps =
@@ -245,7 +247,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
         stream.set_state(host["stream"])
         print(f"resumed from checkpoint: next step {start}")
     else:
-        save_ws, load_ws = ws_lib.from_config(cfg)   # waits for load_dir when wait_s > 0
+        load_ws, save_ws, _ = ws_lib.plan(cfg, workdir)   # waits for load_dir when wait_s > 0
         if load_ws is not None:
             _, _, summary = load_ws.load(engine)
             print(f"warm start loaded from {load_ws.dir} (SFT skipped):", json.dumps(summary))
@@ -253,8 +255,8 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             sft_metrics = sft_stage(engine, cfg, train_tasks, pool) if int(cfg.sft.steps) > 0 else {}
             if sft_metrics:
                 print("SFT warm start:", json.dumps(sft_metrics))
-            if save_ws is not None:
-                save_ws.save(engine, summary=sft_metrics)
+            if ws_lib.worth_saving(save_ws, cfg, sft_ran=bool(sft_metrics)):
+                save_ws.save(engine, summary=sft_metrics, owner=ws_lib.owner(cfg, workdir))
                 print(f"warm start saved to {save_ws.dir}")
         n_seeded = seed_from_config(cfg, library)         # init_skills (issue 22)
         if n_seeded:

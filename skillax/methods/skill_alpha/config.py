@@ -19,10 +19,13 @@ Keys (``configs/skill_alpha_*.py`` override):
   ``source`` ("worker" paper | "worker+expert" | "expert"), ``sequence`` ("source" |
   "shuffled" | "reverse"; ``evidence_stream``).
 * ``worker``: ``kind`` "frozen" (a frozen copy of the initial editor weights, sampled by the
-  engine's sampler) | "openai" (``openai.*``); ``temperature`` (0 = greedy: the rollback
+  engine's sampler) | "openai" (``openai.*``: the endpoint section every method spells the
+  same way, ``config_defaults.openai_endpoint``); ``temperature`` (0 = greedy: the rollback
   comparison then differs only by the skill), ``max_tokens`` (answers) / ``action_tokens``
   (game turns).
-* ``judge``: ``kind`` "worker" (the frozen worker grades) | "openai"; ``max_retries``.
+* ``judge``: ``kind`` "worker" (the frozen worker grades) | "openai" (``judge.openai.*``);
+  ``max_retries`` (re-asks after an unparsable grade; the endpoint's HTTP retries are
+  ``judge.openai.max_retries``).
 * ``env`` (experience): name "auto" | "alfworld" | "textworld", splits, step cap, processes
   (``workers``: 0 = in-process, N, -1 = the cores this process may use minus one,
   ``agents.envs.runner.resolve_workers``), ``families`` (keep only these task families; empty
@@ -85,11 +88,9 @@ def skill_alpha(setting: str = "experience") -> ml_collections.ConfigDict:
                         max_prompt_tokens=8192, order="round_robin", n_evidence_per_family=8,
                         n_anchor_per_family=16, source="worker", sequence="source"))
     c.worker = D(dict(kind="frozen", temperature=0.0, max_tokens=512, action_tokens=64,
-                      openai=D(dict(model="", base_url="", api_key_env="OPENAI_API_KEY", max_concurrency=16,
-                                    cache_path=""))))
+                      openai=config_defaults.openai_endpoint(max_concurrency=16)))
     c.judge = D(dict(kind="worker", max_retries=2, max_tokens=512,
-                     openai=D(dict(model="", base_url="", api_key_env="OPENAI_API_KEY", max_concurrency=16,
-                                   cache_path=""))))
+                     openai=config_defaults.openai_endpoint(max_concurrency=16)))
     c.env = D(dict(name="auto", train_split="valid_train", eval_split="valid_unseen", max_steps=30, workers=0,
                    tw_games_per_family=8, data_dir="", families=()))
     c.play = D(dict(history_k=2, max_admissible=40, max_obs_chars=600, max_skill_chars=6000, overlap=1))
@@ -105,7 +106,7 @@ def skill_alpha(setting: str = "experience") -> ml_collections.ConfigDict:
     c.sft.episodes = 3
     c.sft.temperature = 0.7
     c.sft.max_tokens = 1024
-    c.sft.openai = D(dict(model="", base_url="", api_key_env="OPENAI_API_KEY", max_concurrency=4, cache_path=""))
+    c.sft.openai = config_defaults.openai_endpoint(max_concurrency=4)
     c.sft.play_steps = 0                                 # play-format SFT of the worker (experience)
     c.sft.play_lr = 5e-5
     c.sft.play_max_len = 2048                            # play rows (one game turn); 0 = sft.max_len

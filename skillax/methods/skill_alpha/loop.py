@@ -206,7 +206,9 @@ def run(cfg, workdir=None):
     * warm start (``config.warmstart``; ``warm``): a checkpoint in the workdir resumes (its
       frozen worker and lanes) and wins over everything; else ``load_dir`` skips the play
       SFT and the editor SFT and starts from the saved editor, worker and evidence stream;
-      else the SFT stages run and ``save_dir`` saves their result before any RL.
+      else a warm start this run saved (``save_dir`` or ``<workdir>/warmstart/``, same SFT
+      config: ``methods.common.warmstart.plan``) is loaded the same way; else the SFT stages
+      run and their result is saved before any RL (``save_dir``, else ``<workdir>/warmstart/``).
     * ``steps = 0``: no RL; inference with the (SFT-only) editor writes z_T, then evaluation.
     * RL stops on :class:`~skillax.methods.common.clock.RLClock` (``max_train_minutes``,
       ``train_until_unix``) with a checkpoint.
@@ -217,23 +219,21 @@ def run(cfg, workdir=None):
     run_dir.prepare(cfg, workdir)   # a resume with a config that changes the run's meaning fails here
     engine = PolicyEngine.create(cfg, workdir)
     results: dict = {}
-    save_ws, load_ws = warmstart_lib.from_config(cfg)
     local_worker = cfg.worker.kind == "frozen"
     # the worker's frozen weights are saved with the run: a resume reloads them instead of
     # re-running the (not bit-reproducible on GPU) play SFT
     resuming = engine.has_checkpoint() and (engine.has_frozen(warm.WORKER) or not local_worker)
-    # a re-run of the run that saved the warm start (e.g. an SFT-only arm cut during its
-    # evaluation: steps = 0 leaves no checkpoint) reloads it: redoing the SFT would replace the
-    # editor and worker that other arms already loaded
-    own_ws = save_ws if (save_ws is not None and warm.saved_by(save_ws, workdir)) else None
+    # without a checkpoint: load_dir, else a warm start this run saved (save_dir or
+    # <workdir>/warmstart/: e.g. an SFT-only arm cut during its evaluation, a crash in RL step 0)
+    # -- redoing the SFT would replace the editor and worker that other arms already loaded
+    src, save_ws, how = (None, None, "resume") if resuming else warmstart_lib.plan(cfg, workdir)
     worker_params = None
     if resuming:
         if local_worker:
             worker_params = engine.persistent_frozen(warm.WORKER, reuse=True)
-    elif load_ws is not None or own_ws is not None:
-        src = load_ws if load_ws is not None else own_ws
+    elif src is not None:
         worker_params, summary = warm.load(src, engine, workdir, need_worker=local_worker)
-        results["warmstart"] = {"loaded_from": str(src.dir), "own": src is own_ws, "summary": summary}
+        results["warmstart"] = {"loaded_from": str(src.dir), "own": how == "own", "summary": summary}
         print(f"warm start loaded from {src.dir}")
     else:
         # no checkpoint, no warm start: the worker is derived again, so an evidence stream that
@@ -277,9 +277,11 @@ def run(cfg, workdir=None):
                 results["edit_sft"] = edit_sft_warmstart(engine, cfg, rows)
                 results["edit_sft"]["data"] = stats
                 print("edit SFT:", json.dumps(results["edit_sft"]))
-            if save_ws is not None and not warm_loaded:
+            sft_ran = "play_sft" in results or "edit_sft" in results
+            if not warm_loaded and warmstart_lib.worth_saving(save_ws, cfg, sft_ran):
                 warm.save(save_ws, engine, worker_params, workdir,
-                          {k: results[k] for k in ("play_sft", "setting", "edit_sft") if k in results})
+                          {k: results[k] for k in ("play_sft", "setting", "edit_sft") if k in results},
+                          owner=warmstart_lib.owner(cfg, workdir))
                 print(f"warm start saved to {save_ws.dir}")
         if cfg.stage == "train" and int(cfg.steps) > start:
             results["rl"] = train(cfg, engine, st, lanes, z0, ucfg, start, workdir)

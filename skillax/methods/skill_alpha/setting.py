@@ -86,13 +86,10 @@ def merged_skill(docs: Sequence[SkillDoc], description: str, name: str) -> Skill
     return with_rules(make_skill(name, description), make_rule_body(texts))
 
 
-def _openai(ocfg):
-    from skillax.agents.workers import OpenAICompatWorker
+def _openai(ocfg, role: str = "worker"):
+    from skillax.methods.common.endpoint import openai_worker
 
-    if not ocfg.model:
-        raise ValueError("an OpenAI-compatible worker needs openai.model (and base_url for vLLM/SGLang)")
-    return OpenAICompatWorker(model=ocfg.model, base_url=ocfg.base_url or None, api_key_env=ocfg.api_key_env,
-                              max_concurrency=int(ocfg.max_concurrency), cache_path=ocfg.cache_path or None)
+    return openai_worker(ocfg, role)
 
 
 def build_worker(cfg, engine, reuse: bool = False, params=None):
@@ -125,7 +122,7 @@ def build_judge(cfg, worker):
     from skillax.agents.judges import RubricJudge
 
     j = cfg.judge
-    jw = worker if j.kind == "worker" else _openai(j.openai) if j.kind == "openai" else None
+    jw = worker if j.kind == "worker" else _openai(j.openai, "judge") if j.kind == "openai" else None
     if jw is None:
         raise ValueError(f"judge.kind must be 'worker' or 'openai', got {j.kind!r}")
     return RubricJudge(jw, max_retries=int(j.max_retries), max_tokens=int(j.max_tokens))

@@ -308,7 +308,7 @@ def make_sft_data(cfg, stream, z0: SkillDoc, tokenizer, max_prompt_tokens: int) 
     elif s.teacher == "openai":
         from skillax.methods.skill_alpha.setting import _openai
 
-        rows, stats = teacher_transcripts(stream, z0, tokenizer, _openai(s.openai), episodes=int(s.episodes),
+        rows, stats = teacher_transcripts(stream, z0, tokenizer, _openai(s.openai, "sft"), episodes=int(s.episodes),
                                           max_prompt_tokens=max_prompt_tokens, temperature=float(s.temperature),
                                           max_tokens=int(s.max_tokens), actions=actions)
     else:

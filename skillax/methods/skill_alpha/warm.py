@@ -8,9 +8,9 @@ What the arms of an experiment share, saved once right after the SFT stages:
   and evaluations come from the same worker;
 * ``evidence_stream.json`` (the evidence chunks and the anchored-query pool), so every arm
   edits the same stream -- its worker trajectories were sampled once;
-* a summary: the play SFT, setting and edit SFT metrics of the saving run, and its workdir
-  (a re-run of that run reloads its own warm start instead of redoing the SFT: the other arms
-  may have loaded it already).
+* a summary: the play SFT, setting and edit SFT metrics of the saving run, and its workdir;
+  its owner record (``methods.common.warmstart.owner``): a re-run of that run reloads its own
+  warm start instead of redoing the SFT (the other arms may have loaded it already).
 
 ``load`` puts the editor into the engine (fresh optimiser state), writes the worker into the
 run's own ``<workdir>/frozen/worker`` (the layout of ``PolicyEngine.persistent_frozen``, so a
@@ -38,20 +38,15 @@ def persist_frozen(engine, name: str, params) -> None:
         ck.save(0, params, {"name": name})
 
 
-def saved_by(ws, workdir) -> bool:
-    """Whether ``ws`` is a complete warm start saved by the run in ``workdir`` (:func:`save`
-    records the folder)."""
-    return ws.exists() and ws.summary().get("summary", {}).get("workdir") == str(pathlib.Path(workdir).resolve())
-
-
-def save(ws, engine, worker_params, workdir, summary: dict) -> None:
+def save(ws, engine, worker_params, workdir, summary: dict, owner: dict | None = None) -> None:
     """Write the warm start (module docstring); ``worker_params`` None = no local worker
-    (``worker.kind = "openai"``). Raises FileNotFoundError when the run has no evidence
-    stream file (build_setting always writes one when given a workdir)."""
+    (``worker.kind = "openai"``); ``owner``: ``methods.common.warmstart.owner`` of the saving
+    run. Raises FileNotFoundError when the run has no evidence stream file (build_setting
+    always writes one when given a workdir)."""
     stream = pathlib.Path(workdir) / STREAM_FILE
     ws.save(engine, frozen={WORKER: worker_params} if worker_params is not None else {},
             files={STREAM_FILE: stream.read_bytes()},
-            summary={**summary, "workdir": str(pathlib.Path(workdir).resolve())})
+            summary={**summary, "workdir": str(pathlib.Path(workdir).resolve())}, owner=owner)
 
 
 def load(ws, engine, workdir, need_worker: bool = True) -> tuple[object, dict]:

@@ -29,7 +29,9 @@ stages and starts from them; a checkpoint in the workdir (resume) wins over both
 Rewards: r = r_task + λ_f r_fc + λ_u r_cnt + λ_c r_comp with ``reward.{fc, cnt, comp}``.
 ``reward.fc_no_calls`` (1.0; 0.0 = the switch) is r_fc of a rollout that made no call
 (``rewards`` module docstring; issue 19 item 5). r_cnt needs a content judge
-(``judge.kind`` openai | policy): with ``reward.cnt`` > 0 and no judge the run refuses to
+(``judge.kind`` openai | policy; an endpoint is ``judge.openai.*`` and the executor's
+``executor.openai.*`` with ``executor.kind = "openai"``: the one spelling of endpoints across
+methods, ``config_defaults.openai_endpoint``, which says why): with ``reward.cnt`` > 0 and no judge the run refuses to
 start (:func:`check_settings`); ``reward.cnt = 0`` is the paper's ablation.
 
 Repo budget (ours, issue 22; off at paper settings): ``rollout.repo_token_budget`` = B > 0
@@ -89,13 +91,12 @@ def skillos(env_name: str = "auto") -> ml_collections.ConfigDict:
         rg_datasets="", rg_per_dataset=8, aime_dir=""))
     c.executor = ml_collections.ConfigDict(dict(
         kind="policy",              # "policy" (frozen copy of the initial policy) | "openai"
-        temperature=0.4, action_tokens=256, self_judge="executor", judge_tokens=8,
-        model="", base_url="", api_key_env="OPENAI_API_KEY", max_retries=2, timeout_s=60.0,
-        max_concurrency=8, overlap=1))
+        temperature=0.4, action_tokens=256, self_judge="executor", judge_tokens=8, overlap=1,
+        openai=config_defaults.openai_endpoint(max_concurrency=8, max_retries=2, timeout_s=60.0)))
     c.judge = ml_collections.ConfigDict(dict(
         kind="off",                 # "off" (r_cnt = 0, logged "off") | "openai" | "policy"
-        model="", base_url="", api_key_env="OPENAI_API_KEY", max_retries=2, timeout_s=120.0,
-        scale=10, max_tokens=256))
+        max_retries=2, scale=10, max_tokens=256,   # max_retries: re-asks after an unparsable grade
+        openai=config_defaults.openai_endpoint(max_concurrency=8, max_retries=2, timeout_s=120.0)))
     c.rollout = ml_collections.ConfigDict(dict(
         top_k=3, retrieval_fields="name,description,body", curator_tokens=1024, curator_prefix="",
         max_prompt_tokens=6144, evidence_steps=8, evidence_chars=3000, max_skill_chars=1500,

@@ -18,9 +18,12 @@ and the curator's SFT (``sft.steps``). Warm start shared by the arms of an exper
 (``warmstart``): ``save_dir`` saves the frozen executor (after its play SFT) and the policy =
 the curator (after its SFT) right after those stages; ``load_dir`` skips both SFT stages and
 starts from them (fresh optimiser state). Precedence: a checkpoint in the workdir (resume) >
-``load_dir`` > running the SFT stages. A run whose workdir already saved ``save_dir``
-(``warmstart.json``) and has no checkpoint (e.g. an interrupted ``steps = 0`` arm) reloads that
-warm start instead of re-running the SFT, so the arms that loaded it stay paired with it.
+``load_dir`` > a warm start this run saved > running the SFT stages. Without ``save_dir`` the
+SFT result is saved in ``<workdir>/warmstart/`` (``warmstart.in_workdir``). A run with no
+checkpoint whose workdir already saved a warm start (``save_dir`` or ``<workdir>/warmstart/``,
+same SFT config: ``methods.common.warmstart.plan``; e.g. a crash in RL step 0, an interrupted
+``steps = 0`` arm) reloads it instead of re-running the SFT, so the arms that loaded it stay
+paired with it.
 ``steps = 0`` runs no RL: straight to evaluation (the SFT-only arm).
 
 Skills (issue 22): ``init_skills`` (a folder of SKILL.md folders) is the repo every rollout
@@ -52,6 +55,7 @@ from skillax.agents.envs.runner import EnvPool, resolve_workers
 from skillax.methods.common import host_state, run_dir
 from skillax.methods.common import warmstart as ws_lib
 from skillax.methods.common.clock import RLClock
+from skillax.methods.common.endpoint import openai_worker
 from skillax.methods.common.engine import PolicyEngine
 from skillax.methods.common.eval_io import eval_splits, write_condition
 from skillax.methods.common.play import play_overlap
@@ -90,17 +94,6 @@ def rollout_config(cfg) -> RolloutConfig:
                          repo_token_budget=int(r.get("repo_token_budget", 0)))
 
 
-def _openai_worker(c):
-    from skillax.agents.workers.openai_compat import OpenAICompatConfig, OpenAICompatWorker
-
-    if not c.model:
-        raise ValueError("an OpenAI-compatible worker needs .model (and usually .base_url)")
-    return OpenAICompatWorker(OpenAICompatConfig(
-        model=str(c.model), base_url=str(c.base_url) or None, api_key_env=str(c.api_key_env),
-        max_retries=int(c.max_retries), timeout_s=float(c.timeout_s),
-        max_concurrency=int(c.get("max_concurrency", 8))))
-
-
 def make_executor(cfg, engine, frozen_params) -> Executor:
     """The frozen π_L: a frozen copy of the initial policy, or an OpenAI-compatible endpoint."""
     e = cfg.executor
@@ -108,7 +101,7 @@ def make_executor(cfg, engine, frozen_params) -> Executor:
         backend = PolicyChat(engine.policy_sampler(float(e.temperature), frozen_params=frozen_params),
                              max_len=int(cfg.model.max_len))
     elif e.kind == "openai":
-        backend = WorkerChat(_openai_worker(e), float(e.temperature))
+        backend = WorkerChat(openai_worker(e.openai, "executor"), float(e.temperature))
     else:
         raise ValueError(f"executor.kind must be one of {EXECUTOR_KINDS}, got {e.kind!r}")
     return Executor(backend, play_config(cfg), action_tokens=int(e.action_tokens),
@@ -125,7 +118,7 @@ def make_judge(cfg, engine, frozen_params):
     from skillax.agents.judges import ContentJudge
 
     if j.kind == "openai":
-        worker = _openai_worker(j)
+        worker = openai_worker(j.openai, "judge")
     elif j.kind == "policy":
         from skillax.agents.workers.local import LocalWorker
         from skillax.engine.sampler import make_generate_fn
@@ -319,30 +312,23 @@ def save_frozen(engine, name: str, tree) -> None:
         ck.save(0, tree, {"name": name})
 
 
-WARMSTART_MARK = "warmstart.json"
-
-
 def warm_start(cfg, engine, pool, groups, workdir: pathlib.Path) -> tuple[object, dict]:
     """The frozen executor's weights and what the warm start did (module docstring).
 
     Resume (a checkpoint and ``frozen/executor`` in the workdir) > ``warmstart.load_dir`` >
-    this workdir's own saved ``warmstart.save_dir`` > the SFT stages (then saved to
-    ``save_dir`` when set). After it the engine holds the curator's weights (a resume then
-    restores the checkpoint over them)."""
-    save_ws, load_ws = ws_lib.from_config(cfg)
+    a warm start this run saved (``save_dir``, else ``<workdir>/warmstart/``:
+    ``methods.common.warmstart.plan``) > the SFT stages (then saved there). After it the engine
+    holds the curator's weights (a resume then restores the checkpoint over them)."""
     if engine.has_checkpoint() and engine.has_frozen("executor"):
         return engine.persistent_frozen("executor", reuse=True), {"source": "resume"}
-    mark = workdir / WARMSTART_MARK
-    own = save_ws is not None and save_ws.exists() and mark.is_file() and \
-        json.loads(mark.read_text()).get("save_dir") == str(save_ws.dir)
-    src = load_ws if load_ws is not None else (save_ws if own else None)
+    src, save_ws, how = ws_lib.plan(cfg, workdir)
     if src is not None:
         saved, _, summary = src.load(engine)
         if "executor" not in saved:
             raise ws_lib.WarmStartError(f"warm start {src.dir} has no frozen executor (not a SkillOS warm start)")
         save_frozen(engine, "executor", saved["executor"])
         print(f"warm start loaded from {src.dir}: executor and curator SFT skipped")
-        return saved["executor"], {"source": f"loaded {src.dir}", "saved_summary": summary}
+        return saved["executor"], {"source": f"loaded {src.dir}", "saved_summary": summary, "own": how == "own"}
     info: dict = {"source": "sft"}
     if int(cfg.sft.get("play_steps", 0)) > 0:      # before the frozen copy
         info["executor_sft"] = executor_warmstart(cfg, engine, pool)
@@ -351,9 +337,9 @@ def warm_start(cfg, engine, pool, groups, workdir: pathlib.Path) -> tuple[object
     if int(cfg.sft.steps) > 0 and not engine.has_checkpoint():
         info["curator_sft"] = curator_sft(engine, cfg, groups, workdir, make_executor(cfg, engine, frozen))
         print("curator SFT warm start:", json.dumps(info["curator_sft"]))
-    if save_ws is not None and not engine.has_checkpoint():
-        save_ws.save(engine, frozen={"executor": frozen}, summary=info)
-        mark.write_text(json.dumps({"save_dir": str(save_ws.dir)}))
+    sft_ran = "executor_sft" in info or "curator_sft" in info
+    if not engine.has_checkpoint() and ws_lib.worth_saving(save_ws, cfg, sft_ran):
+        save_ws.save(engine, frozen={"executor": frozen}, summary=info, owner=ws_lib.owner(cfg, workdir))
         print(f"warm start saved to {save_ws.dir}")
     return frozen, info
 

@@ -5,8 +5,9 @@
 #         (fast_downward: its wheel is built from source, so the installed package travels,
 #         libdownward.so stripped 33 -> 1.1 MB), alfworld/ (../shared/data/alfworld), gguf.part_0
 #   .dk2: minilm/ (all-MiniLM-L6-v2, fp16), whl/ (openai 3.57 and its dependencies: the served
-#         reader's client)       .dk3: gguf.part_2 [, cache/experts]      .dkq9: gguf.part_1
-#         (with the last Qwen part: benchmarks/device/reader_bound.sh)
+#         reader's client)       .dk3: gguf.part_1, gguf.part_2 [, cache/experts]
+#   .dkq1-.dkq9: the Qwen2.5-Coder-0.5B-Instruct GGUF in 55 MiB parts (the served reader; made by
+#         `bash benchmarks/device/reader_bound.sh prep`, copied by `reader_bound.sh kit`)
 # The SmolLM2-135M-Instruct Q4_1 GGUF (md5 a1231443440b107ff29f02bdb38c9d0a) is split in 3.
 K=/tmp/dk
 mkdir -p $K/cache

@@ -61,7 +61,7 @@ ARMS=(
 # The rsft arms evaluate the upper bound first (no skill, hand-written), then the SFT policy's skills.
 if [ "${ARMSET:-smol}" = reader ]; then
   RURL=http://127.0.0.1:8765/v1
-  EXE="--config.executor.kind=openai --config.executor.base_url=$RURL --config.executor.model=reader --config.executor.max_concurrency=160 --config.executor.timeout_s=300 --config.sft.play_steps=0"
+  EXE="--config.executor.kind=openai --config.executor.openai.base_url=$RURL --config.executor.openai.model=reader --config.executor.openai.max_concurrency=160 --config.executor.openai.timeout_s=300 --config.sft.play_steps=0"
   WRK="--config.worker.kind=openai --config.worker.openai.base_url=$RURL --config.worker.openai.model=reader --config.worker.openai.max_concurrency=160 --config.sft.play_steps=0"
   declare -A MEM=([server]=0.30 [skillos_rsft]=0.10 [skillos_rrl]=0.14 [alpha_rsft]=0.12 [alpha_rrl]=0.16)
   ARMS=(

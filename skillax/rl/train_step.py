@@ -393,16 +393,6 @@ def make_sft_step(model_cfg: ModelConfig, optimizer: optax.GradientTransformatio
     jitted = _jit(step, mesh, model_cfg, optimizer)
 
     @functools.wraps(step)
-    def call(state, batch, ref_params=None):
-        # build_batch's host-only keys (row counts, episode ids) never reach the device: a
-        # batch from methods.common.rows.build_batch feeds this step as it is (issue 23 item 10)
-        return jitted(state, device_batch(batch), ref_params)
+    def call(state, batch):
+        return jitted(state, device_batch(batch))   # host-only keys dropped, as in make_train_step
     return call
-
-
-def device_batch(batch: Mapping) -> dict:
-    """``batch`` without the host-only keys (:data:`skillax.rl.minibatch.HOST_KEYS`: ``num_rows``,
-    ``dropped_truncated``, ``episodes``) that ``build_batch`` adds for the host loop."""
-    from skillax.rl.minibatch import HOST_KEYS
-
-    return {k: v for k, v in batch.items() if k not in HOST_KEYS}

@@ -1,0 +1,15 @@
+cd /tmp/L/src; export PYTHONPATH=/tmp/site:/tmp/L/src
+export XLA_PYTHON_CLIENT_PREALLOCATE=true XLA_PYTHON_CLIENT_MEM_FRACTION=0.30
+python3 -m skillax.main --config configs/serve.py --config.model.path=qwen2.5-coder-0.5b --config.model.max_len=4096 --config.serve.port=8765 --config.serve.model_name=reader --config.serve.max_batch_rows=256 --config.serve.max_queue=2048 --config.serve.default_max_tokens=128 --config.model.sampler_memory_gb=5 > /tmp/L/logs/server.log 2>&1
+cd /tmp/L/src; export PYTHONPATH=/tmp/site:/tmp/L/src
+export XLA_PYTHON_CLIENT_PREALLOCATE=true XLA_PYTHON_CLIENT_MEM_FRACTION=0.10
+python3 -m skillax.main --config configs/skillos_alfworld_learning.py --workdir /tmp/L/runs/skillos_rsft --config.steps=0 --config.warmstart.save_dir=/tmp/L/ws/skillos_r --config.eval.handwritten_dir=benchmarks/learning/handwritten_skills --config.eval.conditions=no_memory\,handwritten\,curated --config.executor.kind=openai --config.executor.base_url=http://127.0.0.1:8765/v1 --config.executor.model=reader --config.executor.max_concurrency=160 --config.executor.timeout_s=300 --config.sft.play_steps=0 --config.model.sampler_memory_gb=5 > /tmp/L/logs/skillos_rsft.log 2>&1
+cd /tmp/L/src; export PYTHONPATH=/tmp/site:/tmp/L/src
+export XLA_PYTHON_CLIENT_PREALLOCATE=true XLA_PYTHON_CLIENT_MEM_FRACTION=0.14
+python3 -m skillax.main --config configs/skillos_alfworld_learning.py --workdir /tmp/L/runs/skillos_rrl --config.warmstart.load_dir=/tmp/L/ws/skillos_r --config.warmstart.wait_s=900 --config.executor.kind=openai --config.executor.base_url=http://127.0.0.1:8765/v1 --config.executor.model=reader --config.executor.max_concurrency=160 --config.executor.timeout_s=300 --config.sft.play_steps=0 --config.train_until_file=/tmp/L/deadline --config.max_train_minutes=20 --config.model.sampler_memory_gb=5 > /tmp/L/logs/skillos_rrl.log 2>&1
+cd /tmp/L/src; export PYTHONPATH=/tmp/site:/tmp/L/src
+export XLA_PYTHON_CLIENT_PREALLOCATE=true XLA_PYTHON_CLIENT_MEM_FRACTION=0.12
+python3 -m skillax.main --config configs/skill_alpha_alfworld_learning.py --workdir /tmp/L/runs/alpha_rsft --config.steps=0 --config.warmstart.save_dir=/tmp/L/ws/alpha_r --config.eval.handwritten_dir=benchmarks/learning/handwritten_skills --config.worker.kind=openai --config.worker.openai.base_url=http://127.0.0.1:8765/v1 --config.worker.openai.model=reader --config.worker.openai.max_concurrency=160 --config.sft.play_steps=0 --config.model.sampler_memory_gb=5 > /tmp/L/logs/alpha_rsft.log 2>&1
+cd /tmp/L/src; export PYTHONPATH=/tmp/site:/tmp/L/src
+export XLA_PYTHON_CLIENT_PREALLOCATE=true XLA_PYTHON_CLIENT_MEM_FRACTION=0.16
+python3 -m skillax.main --config configs/skill_alpha_alfworld_learning.py --workdir /tmp/L/runs/alpha_rrl --config.warmstart.load_dir=/tmp/L/ws/alpha_r --config.warmstart.wait_s=900 --config.worker.kind=openai --config.worker.openai.base_url=http://127.0.0.1:8765/v1 --config.worker.openai.model=reader --config.worker.openai.max_concurrency=160 --config.sft.play_steps=0 --config.train_until_file=/tmp/L/deadline --config.max_train_minutes=20 --config.model.sampler_memory_gb=5 > /tmp/L/logs/alpha_rrl.log 2>&1

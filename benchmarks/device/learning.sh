@@ -14,6 +14,10 @@
 #   bash benchmarks/device/learning.sh collect SECONDS  like wait, snapshotting every 60 s (a call cut
 #                                                       at the lease's end still returns the last one)
 #
+# ARMSET=smol (default: campaign 2's seven SmolLM2 arms) | reader (campaign 3: a served zero-shot
+# Qwen2.5-Coder-0.5B as SkillOS's executor and Skill-alpha's worker) | qwen (Qwen2.5-Coder-0.5B as
+# the SkillOS / Skill-alpha policy and its own frozen reader, in-process); the Qwen sets need the
+# Qwen kit calls (reader_bound.sh kit, carry .dkq1 ... .dkq9) between `kit` and `launch`.
 # Arms: the three methods' `sft` processes run the shared warm start (saved under $L/ws/<method>)
 # and evaluate the SFT-only conditions; the RL arms wait for their method's warm start, train until
 # the deadline (max_train_minutes = 20 or the deadline, whichever first) and evaluate.
@@ -72,6 +76,21 @@ if [ "${ARMSET:-smol}" = reader ]; then
   )
 fi
 
+# ARMSET=qwen (the next candidate, campaign 3's record): campaign 2's SkillOS and Skill-alpha arms
+# with Qwen2.5-Coder-0.5B-Instruct as the policy AND (frozen copy after the play SFT) its own reader,
+# in-process: no serving; the zero-shot reader won 0 of 24 evidence games in campaign 3, so the
+# play SFT of campaign 2 stays. Kit: the Qwen parts as for ARMSET=reader.
+if [ "${ARMSET:-smol}" = qwen ]; then
+  Q="--config.model.path=qwen2.5-coder-0.5b"
+  declare -A MEM=([skillos_qsft]=0.20 [skillos_qrl]=0.24 [alpha_qsft]=0.20 [alpha_qrl]=0.24)
+  ARMS=(
+    "skillos_qsft|configs/skillos_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/skillos_q --config.eval.handwritten_dir=$HW --config.eval.conditions=no_memory,handwritten,curated $Q"
+    "skillos_qrl|configs/skillos_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/skillos_q --config.warmstart.wait_s=900 $Q"
+    "alpha_qsft|configs/skill_alpha_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/alpha_q --config.eval.handwritten_dir=$HW $Q"
+    "alpha_qrl|configs/skill_alpha_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/alpha_q --config.warmstart.wait_s=900 $Q"
+  )
+fi
+
 if [ "${DRY:-0}" = 1 ]; then
   M=${DRY_MODEL:?a tiny HF model folder}
   T1="--config.model.path=$M --config.model.dtype=float32 --config.model.max_len=2048 --config.env.max_steps=2 --config.env.workers=1 --config.train.micro_batch=2 --config.eval.batch_size=0"
@@ -106,15 +125,18 @@ snapshot() {   # everything but weights -> $OUT/learning.tgz (< 16 MiB)
   ls -la $OUT/learning.tgz | awk '{print "snapshot bytes", $5}'
 }
 
+join_qwen() {   # the Qwen2.5-Coder-0.5B GGUF from its kit parts (reader_bound.sh kit), sha256-checked
+  [ "${DRY:-0}" = 1 ] && return 0
+  cat $K/qwen.part_* > $K/qwen.gguf
+  local want got; want=$(python3 -c "from skillax.models.gguf_assets import QWEN25_CODER_SHA256 as s; print(s)")
+  got=$(sha256sum < $K/qwen.gguf | cut -d' ' -f1); echo "qwen gguf sha256 $got"
+  [ "$got" = "$want" ] || { echo "sha256 mismatch (expected $want): missing kit parts?"; return 1; }
+  export SKILLAX_QWEN25_GGUF=$K/qwen.gguf
+}
+
 start_reader() {   # the served reader (ARMSET=reader): its own preallocated share, up to 256 rows a call
   local model=qwen2.5-coder-0.5b
-  if [ "${DRY:-0}" = 1 ]; then model=${DRY_READER:?a tiny HF chat model folder}; else
-    cat $K/qwen.part_* > $K/qwen.gguf
-    local want got; want=$(python3 -c "from skillax.models.gguf_assets import QWEN25_CODER_SHA256 as s; print(s)")
-    got=$(sha256sum < $K/qwen.gguf | cut -d' ' -f1); echo "qwen gguf sha256 $got"
-    [ "$got" = "$want" ] || { echo "sha256 mismatch (expected $want): missing kit parts?"; return 1; }
-    export SKILLAX_QWEN25_GGUF=$K/qwen.gguf
-  fi
+  [ "${DRY:-0}" = 1 ] && model=${DRY_READER:?a tiny HF chat model folder}
   { echo "cd $PWD; export PYTHONPATH=/tmp/site:$PWD"
     [ "${DRY:-0}" = 1 ] || echo "export XLA_PYTHON_CLIENT_PREALLOCATE=true XLA_PYTHON_CLIENT_MEM_FRACTION=${MEM[server]}"
     printf 'python3 -m skillax.main --config configs/serve.py --config.model.path=%q --config.model.max_len=4096 ' "$model"
@@ -148,6 +170,7 @@ elif [ "$part" = launch ]; then
   mkdir -p $L/src && tar cf - --exclude='./.dk*' --exclude=./.git --exclude=./.venv --exclude=./.whl . | tar xf - -C $L/src
   cd $L/src
   [ "${DRY:-0}" = 1 ] || XLA_PYTHON_CLIENT_MEM_FRACTION=0.03 setsid nohup timeout 240 python3 benchmarks/device/gpu_check.py > $L/logs/gpu_check.log 2>&1 < /dev/null &
+  case ${ARMSET:-smol} in reader|qwen) join_qwen || exit 1;; esac
   if [ "${ARMSET:-smol}" = reader ]; then start_reader || exit 1; fi
   [ "${DRY:-0}" = 1 ] || setsid nohup nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 15 > $L/logs/gpu.csv 2>&1 &
   for a in "${ARMS[@]}"; do
@@ -172,7 +195,7 @@ elif [ "$part" = wait ] || [ "$part" = collect ]; then
     sleep 20
     if [ "$part" = collect ] && [ $(( ($(date +%s) - t_end) % 60 )) -lt 20 ]; then snapshot > /dev/null; fi
   done
-  all_done && pkill -f "serve.port=8765"   # ARMSET=reader: every arm over, stop the served reader
+  all_done && pkill -f "[s]erve.port=8765"   # ARMSET=reader: every arm over, stop the served reader
   status; snapshot
 elif [ "$part" = deadline ]; then
   echo ${2:?unix time} > $L/deadline; status

@@ -27,6 +27,25 @@ from skillax.evaluation import paired_delta, read_records, summarize  # noqa: E4
 REPO = pathlib.Path(__file__).resolve().parents[2]
 METHOD = {"skill1": "skill1", "skillos": "skillos", "alpha": "skill_alpha"}
 SPLITS = ("valid_unseen", "valid_seen")
+
+
+def _method_comparisons(sft: str, rl: str, label: str) -> list[tuple]:
+    """SkillOS and Skill-alpha comparisons of one arm set (learning.sh ARMSET: smol = sft/rl,
+    reader = rsft/rrl, qwen = qsft/qrl); ``label`` prefixes the names of the non-default sets."""
+    p = f"{label}: " if label else ""
+    so, al = (f"skillos_{sft}", f"skillos_{rl}"), (f"alpha_{sft}", f"alpha_{rl}")
+    return [
+        ("skillos", so[0], "no_memory", so[1], "curated", p + "RL curator - No Memory"),
+        ("skillos", so[0], "no_memory", so[0], "curated", p + "untrained curator - No Memory"),
+        ("skillos", so[0], "curated", so[1], "curated", p + "RL - untrained curator"),
+        ("skillos", so[0], "no_memory", so[0], "handwritten", p + "hand-written skills - No Memory (upper bound)"),
+        ("skill_alpha", al[0], "no_skill", al[1], "with_skill", p + "RL editor z_T - no skill"),
+        ("skill_alpha", al[0], "no_skill", al[0], "with_skill", p + "SFT editor z_T - no skill"),
+        ("skill_alpha", al[0], "with_skill", al[1], "with_skill", p + "RL - SFT editor z_T"),
+        ("skill_alpha", al[0], "no_skill", al[0], "handwritten", p + "hand-written skill - no skill (upper bound)"),
+    ]
+
+
 # (method, baseline arm, baseline condition, arm, condition, name) -- PROTOCOL.md "Comparisons"
 COMPARISONS = [
     ("skill1", "skill1_grpo", "without_library", "skill1_full", "with_library", "headline: full with library - GRPO w/o library"),
@@ -34,24 +53,8 @@ COMPARISONS = [
     ("skill1", "skill1_sft", "without_library", "skill1_grpo", "without_library", "GRPO w/o library - SFT only"),
     ("skill1", "skill1_sft", "without_library", "skill1_full", "without_library", "full without library - SFT only"),
     ("skill1", "skill1_sft", "without_library", "skill1_full", "with_library", "full with library - SFT only"),
-    ("skillos", "skillos_sft", "no_memory", "skillos_rl", "curated", "RL curator - No Memory"),
-    ("skillos", "skillos_sft", "no_memory", "skillos_sft", "curated", "untrained curator - No Memory"),
-    ("skillos", "skillos_sft", "curated", "skillos_rl", "curated", "RL - untrained curator"),
-    ("skillos", "skillos_sft", "no_memory", "skillos_sft", "handwritten", "hand-written skills - No Memory (upper bound)"),
-    # campaign 3 (learning.sh ARMSET=reader): a zero-shot Qwen2.5-Coder-0.5B served as the frozen reader
-    ("skillos", "skillos_rsft", "no_memory", "skillos_rsft", "handwritten", "served reader: hand-written skills - No Memory (upper bound)"),
-    ("skillos", "skillos_rsft", "no_memory", "skillos_rsft", "curated", "served reader: untrained curator - No Memory"),
-    ("skillos", "skillos_rsft", "no_memory", "skillos_rrl", "curated", "served reader: RL curator - No Memory"),
-    ("skillos", "skillos_rsft", "curated", "skillos_rrl", "curated", "served reader: RL - untrained curator"),
-    ("skill_alpha", "alpha_rsft", "no_skill", "alpha_rsft", "handwritten", "served reader: hand-written skill - no skill (upper bound)"),
-    ("skill_alpha", "alpha_rsft", "no_skill", "alpha_rsft", "with_skill", "served reader: SFT editor z_T - no skill"),
-    ("skill_alpha", "alpha_rsft", "no_skill", "alpha_rrl", "with_skill", "served reader: RL editor z_T - no skill"),
-    ("skill_alpha", "alpha_rsft", "with_skill", "alpha_rrl", "with_skill", "served reader: RL - SFT editor z_T"),
-    ("skill_alpha", "alpha_sft", "no_skill", "alpha_rl", "with_skill", "RL editor z_T - no skill"),
-    ("skill_alpha", "alpha_sft", "no_skill", "alpha_sft", "with_skill", "SFT editor z_T - no skill"),
-    ("skill_alpha", "alpha_sft", "with_skill", "alpha_rl", "with_skill", "RL - SFT editor z_T"),
-    ("skill_alpha", "alpha_sft", "no_skill", "alpha_sft", "handwritten", "hand-written skill - no skill (upper bound)"),
-]
+] + [c for sft, rl, label in (("sft", "rl", ""), ("rsft", "rrl", "served reader"), ("qsft", "qrl", "Qwen2.5-0.5B"))
+       for c in _method_comparisons(sft, rl, label)]
 CURVES = {
     "skill1": ["success_rate", "retrieval_rate", "library_size", "library_mean_utility", "rerank_ndcg",
                "distil_parse_ok", "util/loss", "time/step_s"],
@@ -65,7 +68,7 @@ def arm_commands() -> dict[str, str]:
     text = (REPO / "benchmarks/device/learning.sh").read_text()
     out = {}
     for name, cfg, ov in re.findall(r'^\s*"(\w+)\|([^|]+)\|([^"]*)"', text, re.M):
-        extra = "" if name.endswith("_sft") else " --config.train_until_file=$L/deadline --config.max_train_minutes=20"
+        extra = "" if name.endswith("sft") else " --config.train_until_file=$L/deadline --config.max_train_minutes=20"
         out[name] = f"python3 -m skillax.main --config {cfg} --workdir $L/runs/{name} {ov}{extra}".replace("  ", " ")
     return out
 

@@ -120,7 +120,7 @@ status() {
 }
 
 snapshot() {   # everything but weights -> $OUT/learning.tgz (< 16 MiB)
-  tar czf $OUT/learning.tgz.tmp -C $L --exclude=checkpoints --exclude=frozen --exclude='*.tmp' runs logs deadline \
+  tar czf $OUT/learning.tgz.tmp -C $L --exclude=checkpoints --exclude=frozen --exclude=warmstart --exclude='*.tmp' runs logs deadline \
     2>/dev/null; mv $OUT/learning.tgz.tmp $OUT/learning.tgz
   ls -la $OUT/learning.tgz | awk '{print "snapshot bytes", $5}'
 }

@@ -8,9 +8,15 @@ sampler failure (500), a request past ``request_timeout_s`` (504) -- and the ser
 serving. With an API key configured, requests need ``Authorization: Bearer <key>`` (compared
 in constant time; the key is never logged or echoed); ``/health`` needs none. The listen
 backlog is 1024 (socketserver's default of 5 reset a burst of 64 clients).
+
+A client that disconnects (its socket closed or reset while the request was read, queued,
+generated or answered: a killed client process, a client-side timeout) costs one warning
+line and ``stats["client_gone"] += 1`` -- no traceback, and nothing more is written to the
+dead socket (campaign 3 logged 227 tracebacks and tried to send a 500 to each).
 """
 from __future__ import annotations
 
+import collections
 import hmac
 import json
 import logging
@@ -24,6 +30,9 @@ from skillax.modes.serving.batcher import Batcher, QueueFull
 
 log = logging.getLogger(__name__)
 
+#: what a write to / read from a socket whose peer is gone raises
+CLIENT_GONE = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
+
 
 class Service:
     """What the handler needs: tokenizer, limits, batcher, key and timeouts."""
@@ -36,6 +45,9 @@ class Service:
         self.max_body_bytes = int(max_body_bytes)
         self.created = int(time.time())
         self._tok_lock = threading.Lock()  # HF fast tokenizers are not safe to share across threads
+        # host-side milliseconds per request: parse (validate + chat template + tokenise, lock
+        # wait included) and respond (detokenise + body); served in /health beside the batcher's
+        self.stats = collections.Counter()
 
     def authorised(self, header: str | None) -> bool:
         if self._api_key is None:
@@ -47,8 +59,10 @@ class Service:
         """Validate, queue and answer one POST; raises ApiError."""
         parse, respond = {"/v1/chat/completions": (protocol.parse_chat, protocol.chat_response),
                           "/v1/completions": (protocol.parse_completion, protocol.completion_response)}[path]
+        t0 = time.perf_counter()
         with self._tok_lock:
             req = parse(body, self.limits, self.tokenizer)
+        self.stats["parse_ms"] += int(1000 * (time.perf_counter() - t0))
         try:
             fut = self.batcher.submit(req)
         except QueueFull as e:
@@ -67,14 +81,38 @@ class Service:
             log.exception("sampler call failed")
             raise protocol.ApiError(500, f"generation failed: {type(e).__name__}: {e}"[:500],
                                     kind="server_error") from None
+        t0 = time.perf_counter()
         with self._tok_lock:
-            return respond(req, rows, self.tokenizer)
+            out = respond(req, rows, self.tokenizer)
+        self.stats["respond_ms"] += int(1000 * (time.perf_counter() - t0))
+        self.stats["answered"] += 1
+        return out
+
+    def client_gone(self, where: str, err: BaseException) -> None:
+        """Count a disconnected client and log one warning line (no traceback)."""
+        with self._tok_lock:
+            self.stats["client_gone"] += 1
+            n = self.stats["client_gone"]
+        log.warning("client disconnected during %s (%s); %d so far", where, type(err).__name__, n)
+
+    def health(self) -> dict:
+        """``GET /health``: queue length and the batcher's and the handler's counters."""
+        return {"status": "ok", "waiting": self.batcher.waiting(), "warming": bool(getattr(self.batcher, "warming", False)),
+                "stats": {**self.batcher.stats, **self.stats}}
 
 
 def make_handler(service: Service):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "skillax-serve/1"
+
+        def handle_one_request(self):
+            try:
+                super().handle_one_request()
+            except CLIENT_GONE as e:  # the peer closed or reset: nothing can be sent back
+                self.close_connection = True
+                what = f"{getattr(self, 'command', None) or ''} {getattr(self, 'path', '') or ''}".strip()
+                service.client_gone(what or "a request", e)
 
         def log_message(self, fmt, *args):  # quiet by default; requests are counted in stats
             log.debug("%s " + fmt, self.address_string(), *args)
@@ -102,8 +140,7 @@ def make_handler(service: Service):
         def do_GET(self):  # noqa: N802
             path = self.path.split("?", 1)[0].rstrip("/")
             if path == "/health":
-                return self._send(200, {"status": "ok", "waiting": service.batcher.waiting(),
-                                        "stats": dict(service.batcher.stats)})
+                return self._send(200, service.health())
             if not self._check_auth():
                 return
             if path == "/v1/models":
@@ -141,6 +178,8 @@ def make_handler(service: Service):
                 self._send(200, service.handle(path, body))
             except protocol.ApiError as e:
                 self._error(e)
+            except CLIENT_GONE:
+                raise  # handle_one_request counts it; no 500 to a dead socket
             except Exception as e:  # noqa: BLE001 - never take the server down
                 log.exception("unhandled error")
                 self._error(protocol.ApiError(500, f"internal error: {type(e).__name__}", kind="server_error"))

@@ -46,6 +46,10 @@ import time
 import urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+# the server subprocess gets the caller's environment; this (client) process must not grab the
+# accelerator's memory if anything here initialises a jax backend before the server is done
+SERVER_ENV = {**os.environ, "PYTHONUNBUFFERED": "1"}
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import record  # noqa: E402
@@ -122,7 +126,7 @@ def start_server(model: str, args) -> tuple[subprocess.Popen, str]:
            "--config.serve.model_name=reader", "--config.serve.max_queue=2048",
            f"--config.model.dtype={args.dtype}", *args.server_arg]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            env=SERVER_ENV)
     for line in proc.stdout:
         if line.startswith("{") and '"url"' in line:
             url = json.loads(line)["url"]

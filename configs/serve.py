@@ -21,11 +21,13 @@ serve.* knobs:
   max_batch_rows: most rows (prompts x n) per sampler call; max_queue: waiting requests
     before 429.
   batch_quiet_ms / batch_max_wait_ms / batch_window_ms: when the batcher stops collecting
-    (``serving.batcher.Window``). batch_quiet_ms > 0 (default 30): call once no request
-    arrived for that long, at most batch_max_wait_ms (default 500) after the oldest waiting
+    (``serving.batcher.Window``). batch_quiet_ms > 0 (default 50): call once no request
+    arrived for that long, at most batch_max_wait_ms (default 2000) after the oldest waiting
     one -- a lock-step agent turn of N concurrent requests is one call (measured,
-    benchmarks/serve_play.py). batch_quiet_ms = 0: the fixed window of the first server, a
-    call batch_window_ms after the first waiting request.
+    benchmarks/serve_play.py: each request's parse + tokenise is ~3 ms, one after the other,
+    so a burst of 105-140 reaches the queue over 0.3-0.5 s on the loaded CPU; with a 500 ms
+    cap one round of four still split). batch_quiet_ms = 0: the fixed window of the first
+    server, a call batch_window_ms after the first waiting request.
   row_buckets: rows per compiled program: "pow2" (default: 8, 16, 32, ... -- fewer programs
     than the sampler's 1.5x points; ``serve.serving_buckets``), "sampler", or a comma list.
   warmup_prompt_tokens: comma list of prompt lengths (e.g. "1024,1536,2048"; "" = none):
@@ -47,7 +49,7 @@ def get_config():
     c.model.max_len = 2048
     c.serve = ml_collections.ConfigDict(dict(
         host="127.0.0.1", port=8000, model_name="", checkpoint="", api_key_env="",
-        max_batch_rows=64, batch_window_ms=10.0, batch_quiet_ms=30.0, batch_max_wait_ms=500.0, max_queue=256,
+        max_batch_rows=64, batch_window_ms=10.0, batch_quiet_ms=50.0, batch_max_wait_ms=2000.0, max_queue=256,
         row_buckets="pow2", warmup_prompt_tokens="", default_max_tokens=256, max_n=16,
         request_timeout_s=600.0, max_body_bytes=8 << 20, enable_thinking=False, max_seconds=0.0))
     return c

@@ -156,8 +156,8 @@ def build_service(cfg):
     batcher = Batcher(generate, max_len=int(cfg.model.max_len), max_rows=int(s.max_batch_rows),
                       max_queue=int(s.max_queue), seed=int(cfg.seed),
                       window=Window(window_s=float(s.batch_window_ms) / 1000.0,
-                                    quiet_s=float(s.get("batch_quiet_ms", 0.0)) / 1000.0,
-                                    max_wait_s=float(s.get("batch_max_wait_ms", 500.0)) / 1000.0),
+                                    quiet_s=float(s.get("batch_quiet_ms", 50.0)) / 1000.0,
+                                    max_wait_s=float(s.get("batch_max_wait_ms", 2000.0)) / 1000.0),
                       warmup=(lambda: warm_up(sampler, params, shapes, int(s.default_max_tokens), int(mcfg.vocab_size)))
                       if shapes else None,
                       compile_count=lambda: sampler.compile_count, compile_seconds=compile_timer())

@@ -62,7 +62,7 @@ class Window:
 
     window_s: float = 0.01
     quiet_s: float = 0.0
-    max_wait_s: float = 0.5
+    max_wait_s: float = 2.0
 
     def __post_init__(self):
         if self.window_s < 0 or self.quiet_s < 0 or self.max_wait_s < 0:

@@ -33,6 +33,8 @@ serve.* knobs:
   warmup_prompt_tokens: comma list of prompt lengths (e.g. "1024,1536,2048"; "" = none):
     compile every row bucket x these prompt buckets at default_max_tokens (sampled, with a
     stop string: the agents' pattern) on start-up, before the first request is served.
+  tokenizer_copies: tokenizer copies the HTTP handlers share (one per handler at a time;
+    default 4): concurrent requests' chat template + tokenisation need not queue on one lock.
   default_max_tokens / max_n: defaults and limits of a request; request_timeout_s: 504 after it.
   enable_thinking: Qwen3 thinking switch when a request does not say.
   max_seconds: stop after this long (0 = until interrupted; tests and benchmarks use it).
@@ -50,6 +52,6 @@ def get_config():
     c.serve = ml_collections.ConfigDict(dict(
         host="127.0.0.1", port=8000, model_name="", checkpoint="", api_key_env="",
         max_batch_rows=64, batch_window_ms=10.0, batch_quiet_ms=50.0, batch_max_wait_ms=2000.0, max_queue=256,
-        row_buckets="pow2", warmup_prompt_tokens="", default_max_tokens=256, max_n=16,
+        row_buckets="pow2", warmup_prompt_tokens="", tokenizer_copies=4, default_max_tokens=256, max_n=16,
         request_timeout_s=600.0, max_body_bytes=8 << 20, enable_thinking=False, max_seconds=0.0))
     return c

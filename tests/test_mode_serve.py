@@ -355,6 +355,36 @@ def test_a_client_that_disconnects_is_counted_not_answered(server, caplog, capfd
     assert "Traceback" not in capfd.readouterr().err
 
 
+def test_tokenizer_pool_parses_concurrent_requests_like_one_tokenizer(server):
+    """serve.tokenizer_copies: 3 copies (none the service's own) shared by 12 threads parsing
+    at once give the ids one tokenizer gives one request at a time; 0 copies is an error."""
+    from skillax.modes.serving import protocol
+    from skillax.modes.serving.http import Service
+
+    url, service, params, tok = server
+    svc = Service(tok, service.limits, service.batcher, tokenizer_copies=3)
+    pool = [svc._tokenizers.get() for _ in range(3)]
+    assert len({id(t) for t in pool}) == 3 and all(t is not tok for t in pool)
+    for t in pool:
+        svc._tokenizers.put(t)
+    bodies = [{"model": MODEL, "messages": CHATS[i % len(CHATS)]} for i in range(12)]
+    got = [None] * 12
+    barrier = threading.Barrier(12)
+
+    def one(i):
+        barrier.wait()
+        with svc._tokenizer() as t:
+            got[i] = protocol.parse_chat(bodies[i], svc.limits, t).prompts[0]
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == [encode_conversation(tok, b["messages"]) for b in bodies]
+    with pytest.raises(ValueError, match="tokenizer_copies"):
+        Service(tok, service.limits, service.batcher, tokenizer_copies=0)
+
+
 def test_warmup_compiles_the_served_shapes_first(model_dir):
     """serve.warmup_prompt_tokens = the request's prompt length: the start-up compiles every
     row bucket (8, 16 for max_batch_rows 16) for that prompt bucket, and a sampled chat request

@@ -170,7 +170,7 @@ def build_service(cfg):
     if s.api_key_env and not key:
         raise ValueError(f"serve.api_key_env={s.api_key_env!r} is set but that environment variable is empty")
     service = Service(tokenizer, limits, batcher, api_key=key, request_timeout_s=float(s.request_timeout_s),
-                      max_body_bytes=int(s.max_body_bytes))
+                      max_body_bytes=int(s.max_body_bytes), tokenizer_copies=int(s.get("tokenizer_copies", 4)))
     service.sampler, service.params = sampler, params   # for in-process comparisons (tests, benchmarks)
     return service
 

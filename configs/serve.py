@@ -11,7 +11,9 @@ Then e.g. ``OpenAI(base_url="http://127.0.0.1:8000/v1", api_key="EMPTY").chat.co
 --config.executor.model=<served name>``).
 
 Should show: ``{"url": "http://127.0.0.1:8000/v1", "model": "..."}``; requests answered with
-OpenAI JSON bodies, 4xx JSON errors on bad input. Benchmark: benchmarks/serve_chat.py.
+OpenAI JSON bodies, 4xx JSON errors on bad input. Benchmarks: benchmarks/serve_chat.py, and
+benchmarks/serve_play.py (lock-step agent turns; results and the H200 command:
+benchmarks/results/serve_play.md).
 
 serve.* knobs:
   host / port: bind address (127.0.0.1: loopback only) and port (0 = a free port).

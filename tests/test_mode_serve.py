@@ -43,6 +43,7 @@ def serve_config(model_dir, **serve):
     c.serve.port = 0
     c.serve.model_name = MODEL
     c.serve.batch_window_ms = 200.0
+    c.serve.batch_quiet_ms = 200.0
     c.serve.default_max_tokens = 16
     for k, v in serve.items():
         c.serve[k] = v
@@ -288,6 +289,124 @@ def test_full_queue_answers_429(server):
     srv.shutdown()
     srv.server_close()
     batcher.close()
+
+
+def test_a_client_that_disconnects_is_counted_not_answered(server, caplog, capfd):
+    """Loopback clients that reset their socket (SO_LINGER 0) -- one while its request is
+    being generated, one in the middle of sending its body -- each cost one warning line and
+    ``client_gone`` in /health; no traceback, no 500 attempt, and the server keeps serving."""
+    import logging
+    import socket
+    import struct
+
+    from skillax.modes.serving.batcher import Batcher
+    from skillax.modes.serving.http import Service, make_server
+
+    url, service, params, tok = server
+    release = threading.Event()
+    inner = service.batcher.generate
+
+    def held(*a):
+        release.wait(60)
+        return inner(*a)
+
+    batcher = Batcher(held, max_len=256, max_rows=4, window_s=0.0)
+    svc = Service(tok, service.limits, batcher)
+    srv = make_server(svc)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    port = srv.server_address[1]
+
+    def reset(sock):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()
+
+    def wait_gone(n):
+        for _ in range(3000):
+            if svc.stats["client_gone"] >= n:
+                return
+            threading.Event().wait(0.01)
+        raise AssertionError(f"client_gone stayed {svc.stats['client_gone']} < {n}")
+
+    body = json.dumps({"model": MODEL, "messages": CHATS[0], "temperature": 0, "max_tokens": 2}).encode()
+    head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode()
+    with caplog.at_level(logging.WARNING, logger="skillax.modes.serving.http"):
+        a = socket.create_connection(("127.0.0.1", port))
+        a.sendall(head + body)
+        while batcher.stats["submitted"] < 1 or batcher.waiting():     # taken by the held worker
+            threading.Event().wait(0.01)
+        reset(a)                                                       # gone while generating
+        release.set()
+        wait_gone(1)
+        b = socket.create_connection(("127.0.0.1", port))
+        b.sendall(head + body[:10])                                    # gone while sending
+        threading.Event().wait(0.2)
+        reset(b)
+        wait_gone(2)
+        code, got, _ = _post(f"http://127.0.0.1:{port}/v1", "/v1/chat/completions", json.loads(body))
+    srv.shutdown()
+    srv.server_close()
+    batcher.close()
+    assert code == 200 and got["choices"][0]["finish_reason"] in ("stop", "length")
+    gone = [r for r in caplog.records if "client disconnected" in r.getMessage()]
+    assert len(gone) == 2 and all(r.levelno == logging.WARNING and r.exc_info is None for r in gone)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert svc.health()["stats"]["client_gone"] == 2 and svc.stats["answered"] == 2  # the gone client's body was built, never sent
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_tokenizer_pool_parses_concurrent_requests_like_one_tokenizer(server):
+    """serve.tokenizer_copies: 3 copies (none the service's own) shared by 12 threads parsing
+    at once give the ids one tokenizer gives one request at a time; 0 copies is an error."""
+    from skillax.modes.serving import protocol
+    from skillax.modes.serving.http import Service
+
+    url, service, params, tok = server
+    svc = Service(tok, service.limits, service.batcher, tokenizer_copies=3)
+    pool = [svc._tokenizers.get() for _ in range(3)]
+    assert len({id(t) for t in pool}) == 3 and all(t is not tok for t in pool)
+    for t in pool:
+        svc._tokenizers.put(t)
+    bodies = [{"model": MODEL, "messages": CHATS[i % len(CHATS)]} for i in range(12)]
+    got = [None] * 12
+    barrier = threading.Barrier(12)
+
+    def one(i):
+        barrier.wait()
+        with svc._tokenizer() as t:
+            got[i] = protocol.parse_chat(bodies[i], svc.limits, t).prompts[0]
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == [encode_conversation(tok, b["messages"]) for b in bodies]
+    with pytest.raises(ValueError, match="tokenizer_copies"):
+        Service(tok, service.limits, service.batcher, tokenizer_copies=0)
+
+
+def test_warmup_compiles_the_served_shapes_first(model_dir):
+    """serve.warmup_prompt_tokens = the request's prompt length: the start-up compiles every
+    row bucket (8, 16 for max_batch_rows 16) for that prompt bucket, and a sampled chat request
+    with a stop string then compiles nothing (stats: warmup_compiles > 0, compiles == 0)."""
+    from skillax.modes import serve
+    from skillax.tokenizers import load_tokenizer
+
+    conv = CHATS[3]
+    n = len(encode_conversation(load_tokenizer(model_dir), conv))
+    srv, service, info = serve.start(serve_config(model_dir, max_batch_rows=16, warmup_prompt_tokens=str(n)))
+    try:
+        code, got, _ = _post(info["url"], "/v1/chat/completions", {"model": MODEL, "messages": conv,
+                                                                   "temperature": 0.4, "stop": ["</action>"]})
+        health = service.health()
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        service.batcher.close()
+    assert code == 200, got
+    assert service.sampler.programs.counts["run"] == 2                  # (8, T) and (16, T)
+    assert health["stats"]["warmup_compiles"] >= 2 and health["stats"].get("compiles", 0) == 0, health
+    assert health["warming"] is False and health["stats"]["calls"] == 1
 
 
 def test_api_key_and_checkpoint(model_dir, tmp_path, monkeypatch):

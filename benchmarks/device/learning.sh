@@ -142,6 +142,8 @@ start_reader() {   # the served reader (ARMSET=reader): its own preallocated sha
     printf 'python3 -m skillax.main --config configs/serve.py --config.model.path=%q --config.model.max_len=4096 ' "$model"
     printf -- '--config.serve.port=8765 --config.serve.model_name=reader --config.serve.max_batch_rows=256 '
     printf -- '--config.serve.max_queue=2048 --config.serve.default_max_tokens=128 --config.model.sampler_memory_gb=%s' "$SAMPLER_GB"
+    # compile the executor's shapes (6 row buckets x 3 prompt buckets, 128 new tokens) before serving (issue 20)
+    [ "${DRY:-0}" = 1 ] || printf -- ' --config.serve.warmup_prompt_tokens=%s' "${SERVE_WARMUP:-1024,1536,2048}"
     printf ' > %q 2>&1\n' "$L/logs/server.log"
   } > $L/logs/server.sh
   setsid nohup bash $L/logs/server.sh > /dev/null 2>&1 < /dev/null &

@@ -62,13 +62,78 @@ def restore_policy_params(path: str | os.PathLike, cfg, mesh=None):
     return jax.device_put(params, jax.devices()[0]), step
 
 
+_COMPILE_S = [0.0]
+_COMPILE_EVENTS = ("/jax/core/compile/jaxpr_trace_duration", "/jax/core/compile/jaxpr_to_mlir_module_duration",
+                   "/jax/core/compile/backend_compile_duration")
+
+
+def compile_timer():
+    """``() -> seconds`` jax has spent tracing, lowering and compiling in this process so far
+    (``jax.monitoring`` duration events; the listener is registered once per process)."""
+    import jax
+
+    if not getattr(compile_timer, "registered", False):
+        def listen(event, duration, **_):
+            if event in _COMPILE_EVENTS:
+                _COMPILE_S[0] += float(duration)
+        jax.monitoring.register_event_duration_secs_listener(listen)
+        compile_timer.registered = True
+    return lambda: _COMPILE_S[0]
+
+
+def serving_buckets(s):
+    """The sampler's shape buckets for serving (``serve.row_buckets``): "pow2" (default) rows
+    8, 16, 32, ... up to >= ``max_batch_rows`` -- 6 row sizes from 1 to 256 instead of the
+    sampler's 15 (1, 2, 3, 4, 6, ... 192, 256), each one compiled program per prompt bucket;
+    a lock-step agent turn's row count falls as episodes end, so a served eval walks through
+    every size (campaign 3: compile-bound); "sampler": the sampler's own buckets; or a comma
+    list of row sizes (must reach ``max_batch_rows``). Prompt, new-token and cache buckets
+    stay the sampler's. Raises ValueError on a list that does not reach max_batch_rows."""
+    from skillax.engine.buckets import Buckets, powers_of_two
+
+    spec, top = str(s.get("row_buckets", "pow2")).strip(), int(s.max_batch_rows)
+    if spec == "sampler":
+        return Buckets()
+    rows = powers_of_two(8, top) if spec == "pow2" else tuple(sorted({int(x) for x in spec.split(",") if x.strip()}))
+    if not rows or rows[-1] < top:
+        raise ValueError(f"serve.row_buckets={spec!r} must reach serve.max_batch_rows={top}")
+    return Buckets(batch=rows)
+
+
+def warmup_shapes(s, buckets, max_len: int) -> list[tuple[int, int]]:
+    """(rows, prompt tokens) compiled at start-up (``serve.warmup_prompt_tokens``, a comma list
+    of prompt lengths; "" = none): every row bucket up to ``max_batch_rows``'s for each length
+    (clipped to ``max_len - default_max_tokens``), largest rows first."""
+    lens = [int(x) for x in str(s.get("warmup_prompt_tokens", "") or "").split(",") if x.strip()]
+    room = int(max_len) - int(s.default_max_tokens)
+    if lens and room < 1:
+        raise ValueError(f"serve.default_max_tokens={s.default_max_tokens} leaves no prompt room in max_len {max_len}")
+    top = buckets.pick("batch", int(s.max_batch_rows))
+    rows = [b for b in buckets.batch if b <= top]
+    return [(r, min(max(1, L), room)) for L in lens for r in sorted(rows, reverse=True)]
+
+
+def warm_up(sampler, params, shapes, max_tokens: int, vocab_size: int) -> None:
+    """Run one sampled call (temperature 1, one stop string: the agents' request pattern, the
+    same program as any temperature > 0 with top_p 1 / top_k 0 and any stop list) per shape,
+    so those programs are compiled before the first request needs them. Rows get distinct
+    prompts (a shared prefill would be another program)."""
+    from skillax.engine.sampling import SamplingParams
+
+    sp = SamplingParams(temperature=1.0, max_new_tokens=int(max_tokens), stop_strings=("</action>",))
+    hi = max(2, int(vocab_size) - 1)
+    for rows, length in shapes:
+        prompts = [[1 + (7919 * i + 104729 * j) % (hi - 1) for j in range(length)] for i in range(rows)]
+        sampler.generate(params, prompts, sp, seed=0, step=0)
+
+
 def build_service(cfg):
     """The ``Service`` of a serve config (no socket yet); ``.sampler`` / ``.params`` are the
     sampler and weights behind it."""
     import jax
 
     from skillax.engine.sampler import Sampler
-    from skillax.modes.serving.batcher import Batcher
+    from skillax.modes.serving.batcher import Batcher, Window
     from skillax.modes.serving.http import Service
     from skillax.modes.serving.protocol import Limits
 
@@ -81,13 +146,21 @@ def build_service(cfg):
     params = jax.jit(lambda p: jax.tree.map(lambda x: x.astype(dtype), p))(params)
     # the sampler decodes on the batcher thread: its own tokenizer copy (HF fast tokenizers
     # must not be used from two threads at once)
-    sampler = Sampler(mcfg, copy.deepcopy(tokenizer), max_len=int(cfg.model.max_len), dtype=dtype)
+    buckets = serving_buckets(s)
+    shapes = warmup_shapes(s, buckets, int(cfg.model.max_len))
+    sampler = Sampler(mcfg, copy.deepcopy(tokenizer), max_len=int(cfg.model.max_len), dtype=dtype, buckets=buckets)
 
     def generate(prompts, sp, seed, step):
         return sampler.generate(params, prompts, sp, seed=seed, step=step)
 
     batcher = Batcher(generate, max_len=int(cfg.model.max_len), max_rows=int(s.max_batch_rows),
-                      max_queue=int(s.max_queue), window_s=float(s.batch_window_ms) / 1000.0, seed=int(cfg.seed))
+                      max_queue=int(s.max_queue), seed=int(cfg.seed),
+                      window=Window(window_s=float(s.batch_window_ms) / 1000.0,
+                                    quiet_s=float(s.get("batch_quiet_ms", 50.0)) / 1000.0,
+                                    max_wait_s=float(s.get("batch_max_wait_ms", 2000.0)) / 1000.0),
+                      warmup=(lambda: warm_up(sampler, params, shapes, int(s.default_max_tokens), int(mcfg.vocab_size)))
+                      if shapes else None,
+                      compile_count=lambda: sampler.compile_count, compile_seconds=compile_timer())
     limits = Limits(model_id=str(s.model_name or pathlib.Path(str(cfg.model.path)).name or "skillax"),
                     max_len=int(cfg.model.max_len), vocab_size=int(mcfg.vocab_size),
                     default_max_tokens=int(s.default_max_tokens), max_n=int(s.max_n),
@@ -97,7 +170,7 @@ def build_service(cfg):
     if s.api_key_env and not key:
         raise ValueError(f"serve.api_key_env={s.api_key_env!r} is set but that environment variable is empty")
     service = Service(tokenizer, limits, batcher, api_key=key, request_timeout_s=float(s.request_timeout_s),
-                      max_body_bytes=int(s.max_body_bytes))
+                      max_body_bytes=int(s.max_body_bytes), tokenizer_copies=int(s.get("tokenizer_copies", 4)))
     service.sampler, service.params = sampler, params   # for in-process comparisons (tests, benchmarks)
     return service
 

@@ -17,7 +17,8 @@
 # ARMSET=smol (default: campaign 2's seven SmolLM2 arms) | reader (campaign 3: a served zero-shot
 # Qwen2.5-Coder-0.5B as SkillOS's executor and Skill-alpha's worker) | qwen (Qwen2.5-Coder-0.5B as
 # the SkillOS / Skill-alpha policy and its own frozen reader, in-process); the Qwen sets need the
-# Qwen kit calls (reader_bound.sh kit, carry .dkq1 ... .dkq9) between `kit` and `launch`.
+# Qwen kit calls (reader_bound.sh kit, carry .dkq1 ... .dkq9) between `kit` and `launch`. Give
+# every call of a campaign the same ARMSET (status, wait and collect read its arm table).
 # Arms: the three methods' `sft` processes run the shared warm start (saved under $L/ws/<method>)
 # and evaluate the SFT-only conditions; the RL arms wait for their method's warm start, train until
 # the deadline (max_train_minutes = 20 or the deadline, whichever first) and evaluate.
@@ -58,6 +59,7 @@ ARMS=(
   "alpha_rl|configs/skill_alpha_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/alpha --config.warmstart.wait_s=900"
 )
 
+case ${ARMSET:-smol} in smol|reader|qwen) ;; *) echo "ARMSET=$ARMSET: one of smol, reader, qwen"; exit 2;; esac
 # ARMSET=reader (campaign 3, issue 18's next step): the frozen executor (SkillOS) and worker
 # (Skill-alpha) are a ZERO-SHOT Qwen2.5-Coder-0.5B-Instruct served by `mode=serve` on the same GPU
 # (its own share; kit: benchmarks/device/reader_bound.sh prep/kit), the curator / editor policy is

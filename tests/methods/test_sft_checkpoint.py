@@ -6,7 +6,8 @@ the first policy sampling call (the sampler raises "... alone needs X GiB of sam
 nothing before RL samples with the policy at that size). Started again on the same workdir with
 the budget lifted (a key a resume may change), the run loads ``<workdir>/warmstart/`` (written
 after the SFT stages, ``DONE.json`` last) instead of repeating the SFT -- the SFT summary line is
-printed once over both runs -- and its final parameters equal an uninterrupted run's bit for bit.
+printed once over both runs -- and (Skill-alpha; the other two check the restart's checkpoint only,
+for the suite's time) its final parameters equal an uninterrupted run's bit for bit.
 Before the fix the restart printed the SFT summary again (and the SFT result was nowhere saved).
 """
 
@@ -27,14 +28,17 @@ def _params(work):
     return step, _flatten(state["params"])
 
 
-def _crash_restart_compare(run, make_cfg, tmp_path, capsys, sft_marker: str, crash=None):
-    """Reference run; crashed run (``model.sampler_memory_gb`` too small: raises in RL step 0
-    after its SFT; or ``crash(cfg, workdir)``, which must raise there); restart. Returns the
-    three runs' stdout."""
-    ref = make_cfg()
-    run(ref, str(tmp_path / "ref"))
-    out_ref = capsys.readouterr().out
-    assert out_ref.count(sft_marker) == 1
+def _crash_restart_compare(run, make_cfg, tmp_path, capsys, sft_marker: str, crash=None, reference=True):
+    """Reference run (``reference``); crashed run (``model.sampler_memory_gb`` too small:
+    raises in RL step 0 after its SFT; or ``crash(cfg, workdir)``, which must raise there);
+    restart. Without the reference the restart's RL checkpoint is checked to exist (step 0)
+    and no params are compared (the suite's time budget: Skill-alpha's test compares them,
+    through the same ``warmstart.plan`` path). Returns the runs' stdout."""
+    out_ref = ""
+    if reference:
+        run(make_cfg(), str(tmp_path / "ref"))
+        out_ref = capsys.readouterr().out
+        assert out_ref.count(sft_marker) == 1
 
     work = tmp_path / "run"
     if crash is None:
@@ -53,7 +57,11 @@ def _crash_restart_compare(run, make_cfg, tmp_path, capsys, sft_marker: str, cra
     assert sft_marker not in out_restart                                   # SFT not repeated
     assert f"warm start loaded from {work / 'warmstart'}" in out_restart
 
-    (s_ref, p_ref), (s_got, p_got) = _params(tmp_path / "ref"), _params(work)
+    s_got, p_got = _params(work)
+    if not reference:
+        assert s_got == 0 and p_got
+        return out_ref, out_crash, out_restart
+    s_ref, p_ref = _params(tmp_path / "ref")
     assert s_ref == s_got == 0 and sorted(p_ref) == sorted(p_got)
     for k in p_ref:
         np.testing.assert_array_equal(p_ref[k], p_got[k], err_msg=k)
@@ -70,7 +78,7 @@ def test_skill1_crash_in_rl_step0_skips_sft_on_restart(tiny_model, tmp_path, cap
         c.sft.steps, c.sft.n_tasks, c.sft.batch_size, c.sft.max_len = 1, 2, 2, 1024
         c.eval.n_tasks = -1
         return c
-    _crash_restart_compare(run, make_cfg, tmp_path, capsys, "SFT warm start:")
+    _crash_restart_compare(run, make_cfg, tmp_path, capsys, "SFT warm start:", reference=False)
 
 
 @pytest.mark.slow
@@ -83,7 +91,7 @@ def test_skillos_crash_in_rl_step0_skips_sft_on_restart(tiny_model, tmp_path, ca
         c.sft.steps, c.sft.n_tasks, c.sft.batch_size, c.sft.max_len = 1, 3, 2, 1280
         c.eval.conditions = "none"
         return c
-    _crash_restart_compare(run, make_cfg, tmp_path, capsys, "curator SFT warm start:")
+    _crash_restart_compare(run, make_cfg, tmp_path, capsys, "curator SFT warm start:", reference=False)
 
 
 @pytest.mark.slow

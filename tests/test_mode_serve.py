@@ -250,12 +250,12 @@ def test_tool_calls_are_parsed_from_the_output():
         "role": "assistant", "content": text}
 
 
-def test_full_queue_answers_429(server):
-    """A sampler call held open: one request runs, max_queue=1 waits, the next gets 429."""
+def _held_server(service, tok, **batcher_kw):
+    """A second server on ``service``'s model whose sampler calls wait for the returned event
+    (60 s at most): (server, its Service, batcher, release event)."""
     from skillax.modes.serving.batcher import Batcher
     from skillax.modes.serving.http import Service, make_server
 
-    url, service, params, tok = server
     release = threading.Event()
     inner = service.batcher.generate
 
@@ -263,9 +263,17 @@ def test_full_queue_answers_429(server):
         release.wait(60)
         return inner(*a)
 
-    batcher = Batcher(held, max_len=256, max_rows=4, max_queue=1, window_s=0.0)
-    srv = make_server(Service(tok, service.limits, batcher))
+    batcher = Batcher(held, max_len=256, max_rows=4, window_s=0.0, **batcher_kw)
+    svc = Service(tok, service.limits, batcher)
+    srv = make_server(svc)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, svc, batcher, release
+
+
+def test_full_queue_answers_429(server):
+    """A sampler call held open: one request runs, max_queue=1 waits, the next gets 429."""
+    url, service, params, tok = server
+    srv, _, batcher, release = _held_server(service, tok, max_queue=1)
     base = f"http://127.0.0.1:{srv.server_address[1]}/v1"
     body = {"model": MODEL, "messages": CHATS[0], "temperature": 0, "max_tokens": 2}
     results = {}
@@ -299,21 +307,8 @@ def test_a_client_that_disconnects_is_counted_not_answered(server, caplog, capfd
     import socket
     import struct
 
-    from skillax.modes.serving.batcher import Batcher
-    from skillax.modes.serving.http import Service, make_server
-
     url, service, params, tok = server
-    release = threading.Event()
-    inner = service.batcher.generate
-
-    def held(*a):
-        release.wait(60)
-        return inner(*a)
-
-    batcher = Batcher(held, max_len=256, max_rows=4, window_s=0.0)
-    svc = Service(tok, service.limits, batcher)
-    srv = make_server(svc)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    srv, svc, batcher, release = _held_server(service, tok)
     port = srv.server_address[1]
 
     def reset(sock):

@@ -78,15 +78,21 @@ if [ "${ARMSET:-smol}" = reader ]; then
   )
 fi
 
-# ARMSET=qwen (the next candidate, campaign 3's record): campaign 2's SkillOS and Skill-alpha arms
-# with Qwen2.5-Coder-0.5B-Instruct as the policy AND (frozen copy after the play SFT) its own reader,
-# in-process: no serving; the zero-shot reader won 0 of 24 evidence games in campaign 3, so the
-# play SFT of campaign 2 stays. Kit: the Qwen parts as for ARMSET=reader.
+# ARMSET=qwen (campaign 4): campaign 2's SkillOS and Skill-alpha arms with Qwen2.5-Coder-0.5B-Instruct
+# as the policy AND (frozen copy after the play SFT) its own reader, in-process: no serving; the
+# zero-shot reader won 0 of 24 evidence games in campaign 3, so the play SFT of campaign 2 stays.
+# skillos_qgap: the upper-bound experiment with a reader that has a gap: play SFT on the Pick, Look
+# and Pick2 games only (sft.play_families), no curator RL; evaluated without skills and with the
+# hand-written ones (summarize.py compares the held-out Clean/Heat/Cool types, and the trained ones
+# as the control). No gpu_check (a SmolLM2-path check, passed in campaign 2): its share goes to the arms.
+# Kit: the Qwen parts as for ARMSET=reader.
 if [ "${ARMSET:-smol}" = qwen ]; then
   Q="--config.model.path=qwen2.5-coder-0.5b"
-  declare -A MEM=([skillos_qsft]=0.20 [skillos_qrl]=0.24 [alpha_qsft]=0.20 [alpha_qrl]=0.24)
+  GAP="--config.sft.play_families=pick_and_place_simple,look_at_obj_in_light,pick_two_obj_and_place"
+  declare -A MEM=([skillos_qsft]=0.17 [skillos_qgap]=0.15 [skillos_qrl]=0.22 [alpha_qsft]=0.17 [alpha_qrl]=0.22)
   ARMS=(
     "skillos_qsft|configs/skillos_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/skillos_q --config.eval.handwritten_dir=$HW --config.eval.conditions=no_memory,handwritten,curated $Q"
+    "skillos_qgap|configs/skillos_alfworld_learning.py|--config.steps=0 --config.eval.handwritten_dir=$HW --config.eval.conditions=no_memory,handwritten $GAP $Q"
     "skillos_qrl|configs/skillos_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/skillos_q --config.warmstart.wait_s=900 $Q"
     "alpha_qsft|configs/skill_alpha_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/alpha_q --config.eval.handwritten_dir=$HW $Q"
     "alpha_qrl|configs/skill_alpha_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/alpha_q --config.warmstart.wait_s=900 $Q"
@@ -173,7 +179,7 @@ elif [ "$part" = launch ]; then
   # the arms run from a snapshot of the tree: a later call's tree sync cannot change their code
   mkdir -p $L/src && tar cf - --exclude='./.dk*' --exclude=./.git --exclude=./.venv --exclude=./.whl . | tar xf - -C $L/src
   cd $L/src
-  [ "${DRY:-0}" = 1 ] || XLA_PYTHON_CLIENT_MEM_FRACTION=0.03 setsid nohup timeout 240 python3 benchmarks/device/gpu_check.py > $L/logs/gpu_check.log 2>&1 < /dev/null &
+  [ "${DRY:-0}" = 1 ] || [ "${ARMSET:-smol}" = qwen ] || XLA_PYTHON_CLIENT_MEM_FRACTION=0.03 setsid nohup timeout 240 python3 benchmarks/device/gpu_check.py > $L/logs/gpu_check.log 2>&1 < /dev/null &
   case ${ARMSET:-smol} in reader|qwen) join_qwen || exit 1;; esac
   if [ "${ARMSET:-smol}" = reader ]; then start_reader || exit 1; fi
   [ "${DRY:-0}" = 1 ] || setsid nohup nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 15 > $L/logs/gpu.csv 2>&1 &

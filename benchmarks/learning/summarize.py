@@ -55,6 +55,22 @@ COMPARISONS = [
     ("skill1", "skill1_sft", "without_library", "skill1_full", "with_library", "full with library - SFT only"),
 ] + [c for sft, rl, label in (("sft", "rl", ""), ("rsft", "rrl", "served reader"), ("qsft", "qrl", "Qwen2.5-0.5B"))
        for c in _method_comparisons(sft, rl, label)]
+# ARMSET=qwen's gap reader (skillos_qgap: play SFT on GAP_TRAINED types only): does a skill in
+# context teach a procedure the reader was never shown? Compared on all games, on the held-out
+# types (the question) and on the trained types (the control). The 7th element filters records
+# by short type.
+GAP_TRAINED = ("Pick", "Look", "Pick2")
+GAP_HELD_OUT = ("Clean", "Heat", "Cool")
+COMPARISONS += [
+    ("skillos", "skillos_qgap", "no_memory", "skillos_qgap", "handwritten",
+     "gap reader: hand-written skills - No Memory, all types"),
+    ("skillos", "skillos_qgap", "no_memory", "skillos_qgap", "handwritten",
+     "gap reader: hand-written skills - No Memory, held-out types (Clean/Heat/Cool)", GAP_HELD_OUT),
+    ("skillos", "skillos_qgap", "no_memory", "skillos_qgap", "handwritten",
+     "gap reader: hand-written skills - No Memory, trained types (Pick/Look/Pick2)", GAP_TRAINED),
+    ("skillos", "skillos_qsft", "no_memory", "skillos_qsft", "handwritten",
+     "Qwen2.5-0.5B: hand-written skills - No Memory, Clean/Heat/Cool (control for the gap reader)", GAP_HELD_OUT),
+]
 CURVES = {
     "skill1": ["success_rate", "retrieval_rate", "library_size", "library_mean_utility", "rerank_ndcg",
                "distil_parse_ok", "util/loss", "time/step_s"],
@@ -183,9 +199,12 @@ def main(argv=None) -> int:
     print()
     print("| method | comparison | split | n | delta [paired bootstrap 95% CI] | arm-only wins | baseline-only wins | McNemar p |")
     print("|---|---|---|---|---|---|---|---|")
-    for method, ba, bc, aa, ac, name in COMPARISONS:
+    for method, ba, bc, aa, ac, name, *types in COMPARISONS:
         for split in SPLITS:
             b, x = ev.get((ba, bc, split)), ev.get((aa, ac, split))
+            if types:   # a subset of task types (the same games on both sides: paired)
+                b = b and [r for r in b if r.short_type in types[0]]
+                x = x and [r for r in x if r.short_type in types[0]]
             if not b or not x:
                 continue
             d = paired_delta(b, x, seed=a.seed)

@@ -94,3 +94,15 @@ def test_build_transcripts_counts_tokens_and_keeps_rows_in_budget():
     rows, st = es.build_transcripts(eps, assign, PC, count, max(base))   # no skill block fits
     assert st["over_budget"] == 5 and st["with_skills"] == 0 and st["mean_added_tokens"] == 0
     assert rows == [tr for _, _, trs in eps for tr in trs] and st["episodes_with_skills"] == 5
+
+
+def test_play_families_keeps_only_the_named_task_types():
+    import pytest
+    from skillax.methods.skillos.train import play_family_tasks
+    tasks = HEAT + COOL
+    assert play_family_tasks(tasks, "") == tasks                      # "" = every type, same order
+    assert play_family_tasks(tasks, " pick_cool_then_place_in_recep ") == COOL
+    both = "pick_cool_then_place_in_recep,pick_heat_then_place_in_recep"
+    assert play_family_tasks(tasks, both) == tasks
+    with pytest.raises(ValueError, match="pick_clean_then_place_in_recep"):  # no such task in the split
+        play_family_tasks(tasks, "pick_clean_then_place_in_recep")

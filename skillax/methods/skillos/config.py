@@ -21,6 +21,11 @@ paper's executors are Qwen3-8B/32B; a 135M executor without it emits ~98 % inval
 skills in context (``sft.play_relevant_share`` of them with the rule teacher's skill for the
 episode's task type written from *other* games, plus skills of other types; the rest with
 other types' skills only), so the executor learns to use and to ignore injected skills.
+``sft.play_families`` (ours; "" = every task type): comma-separated task types (ALFWorld's
+``pick_and_place_simple``, ...) whose train games alone are the play transcripts. A reader
+SFT'd on some types only has procedures it was never shown (the others): the controlled
+upper-bound experiment of issue 18 (does a skill in context teach a reader a procedure it
+does not know?). Unknown names raise ValueError.
 
 Warm start shared by the arms (``warmstart``, BRIEF contract): ``save_dir`` saves the frozen
 executor (after its play SFT) and the curator (after its SFT); ``load_dir`` skips both SFT
@@ -120,6 +125,7 @@ def skillos(env_name: str = "auto") -> ml_collections.ConfigDict:
     c.sft.play_skill_fraction = 0.0     # share of play episodes with skills in context (0 = off)
     c.sft.play_relevant_share = 0.5     # of those: with the episode's own task-type skill
     c.sft.play_skill_games = 3          # other games each task-type skill is written from
+    c.sft.play_families = ""            # task types of the play games, comma-separated ("" = all)
     c.eval = ml_collections.ConfigDict(dict(
         n_groups=0, temperature=0.4, every=0, splits="", conditions="", handwritten_dir="", batch_size=0))
     return c

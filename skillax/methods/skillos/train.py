@@ -150,6 +150,20 @@ def fill_expert_cache(cfg, tasks) -> None:
         alfworld_experts(list(tasks), n_workers=max(1, resolve_workers(cfg.env.workers)))
 
 
+def play_family_tasks(tasks, families: str) -> list:
+    """The tasks whose ``family`` (task type) is one of the comma-separated ``families``
+    (``sft.play_families``; "" or blank = all tasks, in their order). Raises ValueError naming
+    any family no task has (a typo would otherwise give an empty or silently full SFT set)."""
+    wanted = [f.strip() for f in str(families).split(",") if f.strip()]
+    if not wanted:
+        return list(tasks)
+    known = sorted({t.family for t in tasks})
+    bad = [f for f in wanted if f not in known]
+    if bad:
+        raise ValueError(f"sft.play_families: no train task of type(s) {bad}; the split has {known}")
+    return [t for t in tasks if t.family in set(wanted)]
+
+
 def executor_warmstart(cfg, engine, pool) -> dict:
     """Play-format SFT of the executor (``sft.play_steps`` updates at ``sft.play_lr``, rows of
     ``sft.play_max_len``) on expert replays of ``sft.play_tasks`` train games (0 = all) spread
@@ -163,7 +177,8 @@ def executor_warmstart(cfg, engine, pool) -> dict:
     name = env_name(cfg.env)
     if name == "reasoning":
         raise ValueError("sft.play_steps needs a play environment (alfworld / textworld), not reasoning")
-    train_tasks = load_tasks(cfg.env, cfg.env.train_split, int(cfg.env.n_train_tasks) or None)
+    train_tasks = play_family_tasks(load_tasks(cfg.env, cfg.env.train_split, int(cfg.env.n_train_tasks) or None),
+                                    str(cfg.sft.get("play_families", "")))
     n = int(cfg.sft.play_tasks)
     tasks = spread(train_tasks, n if n > 0 else len(train_tasks))
     fill_expert_cache(cfg, tasks)
@@ -179,7 +194,8 @@ def executor_warmstart(cfg, engine, pool) -> dict:
     transcripts, st = executor_sft.build_transcripts(episodes, assignment, pc,
                                                      lambda m: len(render_with_masks(tok, m)[0]), max_len)
     budget = int(cfg.model.max_len) - int(cfg.executor.action_tokens)
-    stats = {**stats, **st, "inference_budget": budget, "fits_inference_budget": st["max_tokens"] <= budget}
+    stats = {**stats, **st, "inference_budget": budget, "fits_inference_budget": st["max_tokens"] <= budget,
+             "task_types": dict(sorted(collections.Counter(t.family for t in tasks).items()))}
     if not transcripts:
         return {"skipped": "no expert demonstrations", **stats}
     pcfg = cfg.copy_and_resolve_references()

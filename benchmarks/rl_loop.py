@@ -246,7 +246,7 @@ def bench_skill1(args) -> None:
     engine = PolicyEngine.create(cfg, tmp / "run")
     engine.sampler.share_prefill = bool(args.share_prefill)
     encoder = load_minilm()
-    library = open_library(cfg, tmp / "library.sqlite", encoder)
+    library = open_library(cfg, encoder, tmp, None)
     seeded = seed_library(library) if args.seed_library else 0
     index = DenseIndex(encoder.encode, threshold=float(cfg.rollout.threshold), top_k=int(cfg.rollout.top_k))
     index.sync(library.retrieval_texts())
@@ -280,11 +280,11 @@ def bench_skill1(args) -> None:
     real_play = agent_loop.play_episodes
     args.overlap = args.overlap if args.overlap == "auto" else int(args.overlap)
     if args.overlap != 1:
-        def play(pool_, tasks, generate, skills=None, cfg=None, max_steps=None):
+        def play(pool_, tasks, generate, skills=None, cfg=None, max_steps=None, **kw):
             gen = TurnSampler(policy, max_turns=int(max_steps or rcfg.max_steps),
                               max_new_tokens=rcfg.action_tokens, stop_strings=["</action>"])
-            return real_play(pool_, tasks, gen, skills=skills, cfg=cfg, max_steps=max_steps,
-                             overlap=args.overlap)
+            kw["overlap"] = args.overlap          # the benchmark's setting wins over the rollout's
+            return real_play(pool_, tasks, gen, skills=skills, cfg=cfg, max_steps=max_steps, **kw)
         rollout_mod.play_episodes = play
 
     rows, profiles = [], []

@@ -176,6 +176,9 @@ def rl() -> ml_collections.ConfigDict:
       logprobs stay the sampler's and advantages the batch's, so updates after the first are
       off-policy and the PPO clip engages (``skillax.rl.minibatch``). 1 and 1 (default): one
       update per rollout batch (ratio 1 at the update; the papers do not state theirs).
+    skip_no_signal (ours; True): a batch with every advantage 0 under its masks and no KL runs
+      no optimiser update (its entropy-only gradient becomes a full Adam step;
+      ``PolicyEngine.train``); False = verl / TRL (the step runs).
     """
     c = ml_collections.ConfigDict()
     c.temperature = 1.0
@@ -186,6 +189,7 @@ def rl() -> ml_collections.ConfigDict:
     c.kl_estimator = "k3"
     c.mini_batches = 1
     c.epochs = 1
+    c.skip_no_signal = True   # no update on a batch whose every advantage is 0 and no KL (PolicyEngine.train)
     c.aggregation = "token_mean"
     c.drop_truncated = False
     c.lambda_rerank = 0.3

@@ -99,6 +99,23 @@ def needs_reference(objectives: Objectives) -> bool:
     return any(o.kl_coef > 0 for o in objectives.values())
 
 
+def has_policy_signal(batch: Mapping, objectives: Objectives) -> bool:
+    """True when some objective has a KL term or a non-zero advantage under its loss mask
+    (host-side, numpy). False = the batch's only gradient is the entropy bonus (e.g. every
+    group zero-variance): ``PolicyEngine.train`` then skips the update (``rl.skip_no_signal``)."""
+    if needs_reference(objectives):
+        return True
+    for name in objectives:
+        ob = batch["objectives"][name]
+        mask = np.asarray(ob["loss_mask"]) > 0
+        adv = np.asarray(ob["advantages"], np.float64)
+        if adv.ndim == 1:
+            adv = np.broadcast_to(adv[:, None], mask.shape)
+        if np.any(adv[mask] != 0.0):
+            return True
+    return False
+
+
 def validate_batch(batch: Mapping, objectives: Objectives) -> None:
     """Host-side check of the batch format (numpy or jax arrays). Raises ValueError with the
     offending key: missing keys, shape mismatches, rows that are not right-padded, masks on

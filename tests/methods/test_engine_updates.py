@@ -139,3 +139,45 @@ def test_mini_batches_and_epochs_go_off_policy(batch, tmp_path):
     assert m["policy/clip_frac"] * total == pytest.approx(m["policy/clip_frac_later"] * later, abs=1e-3)
     assert abs(m["policy/ratio_mean_later"] - 1.0) > 1e-3 and m["policy/clip_frac_later"] > 0.01
     assert m["update_skipped"] == 0.0 and m["grad_norm_max"] >= m["grad_norm"] > 0.0
+
+
+def _zero_signal_batch():
+    """The fixture's rows with every advantage 0 (all groups zero-variance)."""
+    b = _batch()
+    b["objectives"] = {k: {**v, "advantages": np.zeros_like(np.asarray(v["advantages"]))}
+                       for k, v in b["objectives"].items()}
+    return b
+
+
+def test_no_signal_batch_runs_no_update_and_the_switch_restores_the_step(tmp_path):
+    """All advantages 0, KL off: the only gradient is the entropy bonus. With the default
+    rl.skip_no_signal the params and optimiser step are untouched; with False the step runs
+    and Adam's bias-corrected first update moves weights by ~lr each (|g|/(|g|+eps) ~ 1, plus
+    weight decay lr*wd*|w|), although the gradient is tiny -- the campaign-4 collapse."""
+    objs = {k: ObjectiveConfig(weight=o.weight, aggregation=o.aggregation, entropy_coef=0.001) for k, o in OBJS.items()}
+    b = _zero_signal_batch()
+    assert not obj_lib.has_policy_signal(b, objs)
+    one = dict(b["objectives"])
+    one["aux"] = {**one["aux"], "advantages": np.asarray(one["aux"]["advantages"]).copy()}
+    row = int(np.argmax(np.asarray(one["aux"]["loss_mask"]).any(axis=1)))
+    one["aux"]["advantages"][row] = 0.5        # a single non-zero advantage under the mask is signal
+    assert obj_lib.has_policy_signal({**b, "objectives": one}, objs)
+    kl = {**objs, "aux": ObjectiveConfig(weight=0.3, kl_coef=0.01)}
+    assert obj_lib.has_policy_signal(b, kl)    # a KL term is a gradient of its own
+
+    eng = _engine(tmp_path, "skip", lr=1e-5)
+    before, step0 = _leaves(eng), int(eng.state["step"])
+    m = eng.train(b, objs)
+    assert m["update_skipped_no_signal"] == 1.0 and m["updates"] == 0.0
+    assert all(np.array_equal(x, y) for x, y in zip(before, _leaves(eng)))
+    assert int(eng.state["step"]) == step0
+
+    c = _config(lr=1e-5)
+    c.rl.skip_no_signal = False
+    eng2 = PolicyEngine(_params(), CFG, None, c, tmp_path / "run")
+    m2 = eng2.train(b, objs)
+    assert "update_skipped_no_signal" not in m2 and m2["grad_norm"] < 1e-2
+    moved = max(float(np.max(np.abs(x - y))) for x, y in zip(before, _leaves(eng2)))
+    wd = float(c.train.weight_decay)
+    bound = 1e-5 * (1 + wd * max(float(np.max(np.abs(x))) for x in before))
+    assert 0.9e-5 < moved <= bound * 1.02, (moved, bound)   # 2 %: fp32 rounding of weights ~1

@@ -97,6 +97,7 @@ class EngineConfig:
     update_layout: str = "buckets"
     mini_batches: int = 1
     epochs: int = 1
+    skip_no_signal: bool = True
 
     def __post_init__(self):
         if self.update_layout not in mb_lib.LAYOUTS:
@@ -114,7 +115,8 @@ class EngineConfig:
                    micro_batch=int(c.micro_batch), remat=bool(c.remat), logprob_chunk=int(c.logprob_chunk),
                    length_buckets=tuple(int(x) for x in c.length_buckets),
                    update_layout=str(c.get("update_layout", "buckets")),
-                   mini_batches=int(rl.get("mini_batches", 1)), epochs=int(rl.get("epochs", 1)))
+                   mini_batches=int(rl.get("mini_batches", 1)), epochs=int(rl.get("epochs", 1)),
+                   skip_no_signal=bool(rl.get("skip_no_signal", True)))
 
     @property
     def updates_per_step(self) -> int:
@@ -349,6 +351,17 @@ class PolicyEngine:
         Objectives with a KL term use the weights before the first update as the reference
         policy (saved under ``<workdir>/frozen/kl_reference``, reloaded after resume).
 
+        A batch with **no policy-gradient signal** -- every advantage under every objective's
+        loss mask exactly 0 (e.g. all groups zero-variance) and no KL term -- runs no update
+        when ``rl.skip_no_signal`` (default True, ours): its only gradient is the entropy
+        bonus, and Adam normalises that tiny gradient into a full-size step (~lr per weight,
+        per update, all in the entropy-raising direction). Measured (learning campaign
+        2026-12-01d, Skill-alpha, Qwen2.5-0.5B editor, lr 1e-5 x 4 updates): one such step
+        (grad_norm 0.016) took the edit entropy 0.33 -> 1.84 and the valid-edit rate 0.72 ->
+        0.09, then 0.0 for the remaining 12 steps. Metrics then: ``update_skipped_no_signal``
+        = 1, ``updates`` = 0 (params, optimiser state and the lr schedule untouched).
+        ``rl.skip_no_signal=False`` is verl's / TRL's behaviour (the step runs).
+
         ``scope`` (several processes; ignored with one): "global" -- every process passes the
         same whole batch (checked by digest: ``DistributedError`` on every process when they
         differ); "local" -- each passes its own rows (any count and padded length), gathered
@@ -361,6 +374,8 @@ class PolicyEngine:
         batch = self._global_batch(batch, scope, "the training batch")
         host = {k: v for k, v in batch.items() if k not in mb_lib.HOST_KEYS}
         obj_lib.validate_batch(host, objectives)
+        if self.train_cfg.skip_no_signal and not obj_lib.has_policy_signal(host, objectives):
+            return {"update_skipped_no_signal": 1.0, "updates": 0.0, "time/update_s": time.perf_counter() - t0}
         ref = None
         if obj_lib.needs_reference(objectives):
             if self.ref_params is None:   # the weights before the first KL update, also after resume

@@ -6,6 +6,10 @@ Command:
 
 Should show: the per-token NLL on assistant tokens falling over the steps (metrics.jsonl);
 paper settings (Skill-alpha warm start): 3 epochs, lr 5e-6, warmup 0.05, cosine.
+
+Re-running the command on the same --workdir after the SFT finished (e.g. it died in the
+export, or to export again with another export_dir) restores the SFT checkpoint instead of
+training again; other sft.* / model / seed settings are refused (skillax/modes/sft.py).
 """
 
 from skillax import config_defaults

@@ -1,5 +1,5 @@
-"""A method run's folder on start: refuse a resume whose config changes the run's meaning,
-record each resume, write ``config.json`` (issue 23, item 4).
+"""A training run's folder on start (a method, or mode=sft): refuse a resume whose config
+changes the run's meaning, record each resume, write ``config.json`` (issue 23, item 4).
 
 A workdir that holds a checkpoint is resumed. Its ``config.json`` is the config of the run
 that wrote the checkpoints; the new config is compared key by key (flattened, ``a.b.c``):
@@ -54,12 +54,24 @@ def flatten(tree: dict, prefix: str = "") -> dict:
     return out
 
 
-def may_change(key: str, new: dict) -> bool:
+def _matches(key: str, patterns) -> bool:
+    """Whether ``key`` is one of ``patterns`` or under one ending in "." (a prefix)."""
+    return any(key == m or (m.endswith(".") and key.startswith(m)) for m in patterns)
+
+
+def may_change(key: str, new: dict, *, fixed=(), free=()) -> bool:
     """Whether ``key`` may differ on resume (:data:`MAY_CHANGE`; ``train.total_steps`` too while
-    ``train.schedule`` is "constant": it then only shapes a schedule that is not used)."""
+    ``train.schedule`` is "constant": it then only shapes a schedule that is not used).
+
+    ``fixed`` / ``free``: keys or "x." prefixes a mode takes out of / adds to ``MAY_CHANGE``
+    (``mode=sft``: its ``sft.*`` keys are the run's meaning, ``export_dir`` only an output)."""
+    if _matches(key, fixed):
+        return False
+    if _matches(key, free):
+        return True
     if key == "train.total_steps" and new.get("train.schedule", "constant") == "constant":
         return True
-    return any(key == m or (m.endswith(".") and key.startswith(m)) for m in MAY_CHANGE)
+    return _matches(key, MAY_CHANGE)
 
 
 def config_changes(old: dict, new: dict) -> dict:
@@ -73,10 +85,11 @@ def has_checkpoint(workdir: pathlib.Path) -> bool:
     return d.is_dir() and any(p.name.isdigit() for p in d.iterdir())
 
 
-def prepare(cfg, workdir: pathlib.Path) -> dict:
+def prepare(cfg, workdir: pathlib.Path, *, fixed=(), free=()) -> dict:
     """Check a resume against the saved config (module docstring), record it, write
     ``config.json``. Returns {"resume": bool, "changed": {key: [old, new]}}. Raises
-    ConfigChangedError before anything in the workdir is touched.
+    ConfigChangedError before anything in the workdir is touched. ``fixed`` / ``free``: as
+    :func:`may_change`.
 
     ``config.json`` also records ``runtime`` (process count, devices, the engines' mesh:
     ``distributed.runtime_info``); every process checks the resume, only process 0 writes."""
@@ -100,7 +113,7 @@ def prepare(cfg, workdir: pathlib.Path) -> dict:
                                      "checkpoints in this workdir -- restore it or use another workdir") from None
         new = flatten(json.loads(text))
         changed = config_changes(old, new)
-        refused = {k: v for k, v in changed.items() if not may_change(k, new)}
+        refused = {k: v for k, v in changed.items() if not may_change(k, new, fixed=fixed, free=free)}
         override = bool(cfg.get("allow_config_change", False))
         if refused and not override:
             keys = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in refused.items())

@@ -455,3 +455,20 @@ def test_64_simultaneous_connections_are_accepted(server):
     for t in threads:
         t.join()
     assert codes == [200] * 64
+
+
+def test_serve_sampler_takes_the_engines_memory_budget_and_prefill_keys(model_dir):
+    """mode=serve's sampler reads model.sampler_memory_gb / share_prefill / cache_attention as
+    the method engines' does (it ignored them before): 0.5 GiB -> 536,870,912 bytes."""
+    import jax.numpy as jnp
+
+    from skillax.models.registry import model_config
+    from skillax.modes import serve
+
+    c = serve_config(model_dir)
+    c.model.sampler_memory_gb, c.model.share_prefill = 0.5, False
+    mcfg = model_config(str(model_dir))
+    s = serve.make_sampler(c, mcfg, None, jnp.float32, serve.serving_buckets(c.serve))
+    assert s.memory_budget == 536_870_912 and s.share_prefill is False
+    c.model.sampler_memory_gb = 0.0
+    assert serve.make_sampler(c, mcfg, None, jnp.float32, serve.serving_buckets(c.serve)).memory_budget == 0

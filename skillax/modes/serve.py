@@ -127,12 +127,24 @@ def warm_up(sampler, params, shapes, max_tokens: int, vocab_size: int) -> None:
         sampler.generate(params, prompts, sp, seed=0, step=0)
 
 
+def make_sampler(cfg, mcfg, tokenizer, dtype, buckets):
+    """The server's sampler with the engines' ``model.*`` sampler keys: ``sampler_memory_gb``
+    (a batch predicted above it runs as several row chunks, same samples; 0 = off),
+    ``share_prefill`` and ``cache_attention`` (``methods.common.engine.PolicyEngine``), over
+    the serving row ``buckets``. Raises ValueError for a negative memory budget."""
+    from skillax.engine.sampler import Sampler
+
+    return Sampler(mcfg, tokenizer, max_len=int(cfg.model.max_len), dtype=dtype, buckets=buckets,
+                   share_prefill=bool(cfg.model.get("share_prefill", True)),
+                   cache_attention=str(cfg.model.get("cache_attention", "auto")),
+                   memory_budget=int(float(cfg.model.get("sampler_memory_gb", 0.0)) * 2**30))
+
+
 def build_service(cfg):
     """The ``Service`` of a serve config (no socket yet); ``.sampler`` / ``.params`` are the
     sampler and weights behind it."""
     import jax
 
-    from skillax.engine.sampler import Sampler
     from skillax.modes.serving.batcher import Batcher, Window
     from skillax.modes.serving.http import Service
     from skillax.modes.serving.protocol import Limits
@@ -148,7 +160,7 @@ def build_service(cfg):
     # must not be used from two threads at once)
     buckets = serving_buckets(s)
     shapes = warmup_shapes(s, buckets, int(cfg.model.max_len))
-    sampler = Sampler(mcfg, copy.deepcopy(tokenizer), max_len=int(cfg.model.max_len), dtype=dtype, buckets=buckets)
+    sampler = make_sampler(cfg, mcfg, copy.deepcopy(tokenizer), dtype, buckets)
 
     def generate(prompts, sp, seed, step):
         return sampler.generate(params, prompts, sp, seed=seed, step=step)

@@ -50,6 +50,7 @@ def skill1_tiny_config(model_path: str, steps: int = 1):
     c.eval.n_tasks = 1
     c.eval.splits = ",".join(SPLITS)
     c.eval.batch_size = 1
+    c.rl.skip_no_signal = False   # a tiny random policy wins nothing: keep its updates (the mechanics under test)
     return c
 
 

@@ -28,6 +28,7 @@ def _config(ckpt, steps):
     c.sft.distil_demos = True  # the warm start replays the expert episodes with the distil hook
     c.eval.n_tasks = 1
     c.rollout.distil_tokens = 24
+    c.rl.skip_no_signal = False   # a tiny random policy wins nothing: keep its updates (the mechanics under test)
     return c
 
 

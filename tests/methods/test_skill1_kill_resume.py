@@ -39,6 +39,7 @@ def _config(model):
     c.train.length_buckets = (256, 384, 512, 768, 1024)
     c.rollout.threshold = -1.0          # every library skill is a candidate
     c.eval.n_tasks = -1                 # no evaluation: this test is about the RL state
+    c.rl.skip_no_signal = False   # a tiny random policy wins nothing: keep its updates (the mechanics under test)
     return c
 
 

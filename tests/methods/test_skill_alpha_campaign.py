@@ -125,6 +125,7 @@ def arm_config(model, **over):
         for p in path:
             node = node[p]
         node[last] = v
+    c.rl.skip_no_signal = False   # a tiny random policy wins nothing: keep its updates (the mechanics under test)
     return c
 
 

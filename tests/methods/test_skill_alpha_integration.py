@@ -64,6 +64,7 @@ def tiny_config(model_path: str):
     c.train.micro_batch = 4
     c.train.length_buckets = (512,)
     c.train.remat = False
+    c.rl.skip_no_signal = False   # a tiny random policy wins nothing: keep its updates (the mechanics under test)
     return c
 
 

@@ -61,6 +61,7 @@ def tiny_config(model_path: str, steps: int = 1):
     c.eval.n_groups = 1
     c.sft.steps = 0
     c.reward.cnt = 0.0                                 # w/o r_cnt: no judge (tests/methods/test_skillos_ablations.py)
+    c.rl.skip_no_signal = False   # a tiny random policy wins nothing: keep its updates (the mechanics under test)
     return c
 
 

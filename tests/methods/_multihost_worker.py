@@ -17,6 +17,7 @@ Each worker has 4 fake CPU devices (XLA_FLAGS set by the launcher), joins the ru
   exit with status 3 and a one-line DistributedError, within ``distributed.timeout_s``.
 * ``skill1``: ``modes.run`` of the tiny Skill1 config (:func:`skill1_config`);
   OUT/run is the workdir both processes share (its checkpoint holds the params).
+* ``skillos``: the same with the tiny SkillOS config (:func:`skillos_config`).
 
 Errors of the start-up checks go to stderr with exit status 3.
 """
@@ -112,6 +113,27 @@ def skill1_config(model_dir: str):
     return c
 
 
+def skillos_config(model_dir: str):
+    """2 steps x 2 groups (one per process; the train split's one group of 2 TextWorld games,
+    drawn twice) x 2 rollouts: 8 curator rows per step; real updates (``rl.skip_no_signal =
+    False``: a random curator's advantages may all be 0); evaluation of no_memory (2 games: one
+    per process) and curated (1 group: process 1 runs none) on one split."""
+    from tests.methods.test_skillos_integration import tiny_config
+
+    c = tiny_config(model_dir, steps=2)
+    c.groups_per_step = 2
+    c.tasks_per_group = 2
+    c.rl.skip_no_signal = False
+    c.train.micro_batch = 4                       # a multiple of data x fsdp = 4
+    c.eval.splits = "valid_train"
+    c.eval.conditions = "no_memory,curated"
+    c.eval.batch_size = 0
+    c.env.workers = 1
+    c.mesh.enabled = "true"
+    c.mesh.shape = MESH
+    return c
+
+
 def _override(cfg, o):
     key, value = o.removeprefix("--config.").split("=", 1)
     *path, leaf = key.split(".")
@@ -130,6 +152,8 @@ def main(argv):
 
     if role == "skill1":
         cfg = skill1_config(model_dir)
+    elif role == "skillos":
+        cfg = skillos_config(model_dir)
     else:
         cfg = engine_config(model_dir)
     cfg.distributed.update(dict(coordinator_address=f"127.0.0.1:{port}", num_processes=2, process_id=pid,
@@ -144,7 +168,7 @@ def main(argv):
         return 3
     import numpy as np
 
-    if role == "skill1":
+    if role in ("skill1", "skillos"):
         from skillax import modes
         distributed.run_guarded(modes.run, cfg, str(out / "run"))     # as the CLI runs it
         return 0

@@ -177,8 +177,8 @@ def test_only_process_0_writes_and_multi_process_modes_are_refused(tmp_path):
         run_dir.prepare(cfg, tmp_path / "p1")
         assert len(export_skills([doc], tmp_path / "p1" / "skills", quiet=True)) == 0
         assert not (tmp_path / "p1").exists()
-        with pytest.raises(NotImplementedError, match="config.mode='skillos' with 2 processes .*issue 21"):
-            modes.run(config_defaults.base("skillos"), str(tmp_path / "p1"))
+        with pytest.raises(NotImplementedError, match="config.mode='skill_alpha' with 2 processes .*issue 21"):
+            modes.run(config_defaults.base("skill_alpha"), str(tmp_path / "p1"))
     finally:
         process.set_process(0, 1)
     with MetricsWriter(tmp_path / "p0" / "metrics.jsonl", progress=False) as w:

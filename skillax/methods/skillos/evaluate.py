@@ -26,6 +26,13 @@ Chunking (``eval.batch_size`` = B, GPU memory; 0 = no limit): ``no_memory`` and
 ``handwritten`` episodes of all splits are played B at a time; ``curated`` plays B groups at a
 time (position i of every group of the chunk is one batched executor call, so B is again the
 number of concurrent episodes). A failed env episode counts as a loss (``failed``).
+
+Several processes (issue 21): each chunk is split into contiguous blocks, one per process
+(``collectives.share``); a process plays its block on its own pool with the sampling keys the
+1-process run gives those episodes / groups (``episode_ids`` / ``offset``), and the records (and
+the curated rollouts, ``rollout.gather_rollouts``) are all-gathered in chunk order. Every
+process returns the same records and statistics (checked by digest); only process 0 writes
+``repo_dir``.
 """
 from __future__ import annotations
 
@@ -35,10 +42,11 @@ import pathlib
 import shutil
 from typing import Callable, Mapping, Sequence
 
+from skillax import collectives, process
 from skillax.evaluation import EpisodeRecord, summarize
 from skillax.methods.skillos import prompts
 from skillax.methods.skillos.groups import TaskGroup, make_groups
-from skillax.methods.skillos.rollout import OP_KINDS, RolloutConfig, rollout_step
+from skillax.methods.skillos.rollout import OP_KINDS, RolloutConfig, gather_rollouts, rollout_step
 from skillax.skills.repo import SkillRepo
 from skillax.skills.retrieval import BM25Index
 
@@ -187,17 +195,24 @@ def evaluate(splits: Mapping[str, Sequence[TaskGroup]], conds: Sequence[str], cu
     records: dict[tuple[str, str], list[EpisodeRecord]] = {(c, s): [] for c in conds for s in splits}
     flat = [e for c in conds if c != "curated" for e in _flat_condition(c, splits, handwritten, cfg)]
     for chunk in _chunks(flat, batch_size):
-        trajs = executor.play(pool, [e[2] for e in chunk], [e[3] for e in chunk])
-        for (cond, slot, task, _, n_ret, names), tr in zip(chunk, trajs):
-            extras = slot.extras() | ({"skills": names} if n_ret >= 0 else {})
-            records[(cond, slot.split)].append(EpisodeRecord.from_trajectory(task, tr, retrieved=n_ret, **extras))
+        lo, hi = collectives.share(len(chunk))          # several processes: this one's block
+        mine = chunk[lo:hi]
+        trajs = executor.play(pool, [e[2] for e in mine], [e[3] for e in mine], episode_ids=range(lo, hi))
+        recs = [((cond, slot.split), EpisodeRecord.from_trajectory(
+                    task, tr, retrieved=n_ret, **(slot.extras() | ({"skills": names} if n_ret >= 0 else {}))))
+                for (cond, slot, task, _, n_ret, names), tr in zip(mine, trajs)]
+        for key, rec in collectives.concat(collectives.allgather_objects(recs)):
+            records[key].append(rec)
     stats: dict[str, dict] = {}
     if "curated" in conds:
         units = [(split, gi, g) for split, groups in splits.items() for gi, g in enumerate(groups)]
         count = lambda s: len(curator.tokenizer.encode(s, add_special_tokens=False))  # noqa: E731
         rolls_by_split: dict[str, list] = collections.defaultdict(list)
         for c, chunk in enumerate(_chunks(units, batch_size)):
-            rolls = rollout_step([g for _, _, g in chunk], 1, curator, executor, pool, root, cfg, tag=f"eval{c}")
+            lo, hi = collectives.share(len(chunk))
+            rolls = rollout_step([g for _, _, g in chunk[lo:hi]], 1, curator, executor, pool, root, cfg,
+                                 tag=f"eval{c}", offset=lo, positions=max(len(g) for _, _, g in chunk))
+            rolls = gather_rollouts(rolls, root)        # every process: every group's rollout, in order
             for (split, gi, g), ro in zip(chunk, rolls):
                 for pos, (task, rec) in enumerate(zip(g.tasks, ro.records)):
                     slot = _Slot(split, gi, pos, len(g), g.key)
@@ -205,7 +220,7 @@ def evaluate(splits: Mapping[str, Sequence[TaskGroup]], conds: Sequence[str], cu
                         task_id=task.id, split=task.split, task_type=task.family, won=rec.success,
                         steps=rec.n_steps, invalid_actions=rec.n_invalid, failed=rec.failed,
                         retrieved=len(rec.retrieved), extras=slot.extras() | {"skills": list(rec.retrieved)}))
-                if repo_dir is not None:
+                if repo_dir is not None and process.is_writer():
                     dest = pathlib.Path(repo_dir) / split / f"g{gi}"
                     if dest.exists():
                         shutil.rmtree(dest)
@@ -217,4 +232,15 @@ def evaluate(splits: Mapping[str, Sequence[TaskGroup]], conds: Sequence[str], cu
     order = {s: {t.id: i for i, t in enumerate(t for g in groups for t in g.tasks)} for s, groups in splits.items()}
     for (c, s), recs in records.items():
         recs.sort(key=lambda r: order[s][r.task_id])
+    if process.count() > 1:
+        collectives.agree("the evaluation records and curated repo statistics", records_bytes(records, stats))
     return records, stats
+
+
+def records_bytes(records: Mapping[tuple[str, str], Sequence[EpisodeRecord]], stats: Mapping) -> bytes:
+    """A canonical byte string of :func:`evaluate`'s result (for the cross-process check)."""
+    import json
+
+    return json.dumps({"records": [[c, s, [dataclasses.asdict(r) for r in recs]]
+                                   for (c, s), recs in sorted(records.items())], "stats": stats},
+                      sort_keys=True, default=str).encode()

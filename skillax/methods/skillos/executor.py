@@ -11,8 +11,11 @@ Play (issue 17): with a local back-end every play turn samples with per-(turn, e
 (the ``TurnSampler`` scheme of ``methods.common.policy``: turn t of episode e keys on
 (base + t, e), base reserved per play call), so lock-step and overlapped play
 (``Executor(overlap=K)``, ``agents.agent_loop.play_episodes``) give the same episodes; an
-endpoint back-end has no keys. ``play(..., started=True)``: the caller already submitted the
-resets (``pool.start_batch``).
+endpoint back-end has no keys. ``play(..., episode_ids=...)`` keys on the caller's episode ids
+(SkillOS: the rollout index) instead of the position in the call, and ``judge`` does the same
+with one reserved word, so several processes that each play a block of the episodes sample
+what one process does (issue 21); both reserve their words also for an empty call.
+``play(..., started=True)``: the caller already submitted the resets (``pool.start_batch``).
 
 Failures never raise out of :class:`Executor`: a prompt longer than the local model's
 budget or a failed endpoint request yields the empty text, is counted in
@@ -127,30 +130,48 @@ class Executor:
         return self.backend.chat(convs, max_tokens, stop, self.stats, **kw)
 
     def play(self, pool, tasks: Sequence[Task], skills: Sequence[Sequence[str]], *,
-             started: bool = False) -> list[Trajectory]:
+             started: bool = False, episode_ids: Sequence[int] | None = None) -> list[Trajectory]:
         """One episode per task, each with its own skills list (lock-step or overlapped:
-        ``overlap``; keyed per (turn, episode) with a local back-end, module docstring)."""
+        ``overlap``; keyed per (turn, episode) with a local back-end, module docstring).
+        ``episode_ids``: the id each episode's keys use (default its position in ``tasks``).
+        No tasks: the key words are still reserved, nothing is played."""
         turns = self.max_steps or getattr(pool, "max_steps", None)
         reserve = getattr(self.backend, "reserve", None)
+        eids = list(range(len(tasks))) if episode_ids is None else [int(e) for e in episode_ids]
+        if len(eids) != len(tasks):
+            raise ValueError(f"{len(eids)} episode ids for {len(tasks)} tasks")
         if reserve is not None and turns:
             base = reserve(int(turns))
 
             def generate(prompts, ids):
                 return self._chat(prompts, self.action_tokens, [ACTION_STOP],
-                                  keys=[(base + t, e) for e, t in ids])
+                                  keys=[(base + t, eids[e]) for e, t in ids])
         else:
             def generate(prompts, ids):
                 return self._chat(prompts, self.action_tokens, [ACTION_STOP])
+        if not tasks:
+            return []
         return play_episodes(pool, list(tasks), generate, skills=[list(s) for s in skills],
                              cfg=self.play_cfg, max_steps=self.max_steps, overlap=self.overlap,
                              pass_ids=True, started=started)
 
-    def judge(self, trajs: Sequence[Trajectory], views: Sequence[str]) -> list[bool]:
-        """Self-judged correctness per episode (``self_judge`` mode); unparsable -> False."""
+    def judge(self, trajs: Sequence[Trajectory], views: Sequence[str],
+              episode_ids: Sequence[int] | None = None) -> list[bool]:
+        """Self-judged correctness per episode (``self_judge`` mode); unparsable -> False.
+        With a local back-end the answers are keyed on (one reserved word, episode id)
+        (``episode_ids``, default the position; the word is reserved also for no episode)."""
         if self.self_judge == "env":
             return [bool(t.won) and not t.failed for t in trajs]
+        reserve = getattr(self.backend, "reserve", None)
+        kw = {}
+        if reserve is not None:
+            word = reserve(1)
+            eids = list(range(len(trajs))) if episode_ids is None else [int(e) for e in episode_ids]
+            kw = {"keys": [(word, e) for e in eids]}
+        if not trajs:
+            return []
         texts = self._chat([self_judge_messages(t.goal, v) for t, v in zip(trajs, views)],
-                           self.judge_tokens, [])
+                           self.judge_tokens, [], **kw)
         out = []
         for t in texts:
             v = parse_self_judgement(t)

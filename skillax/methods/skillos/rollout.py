@@ -20,6 +20,16 @@ batched over all final repos).
 Repos live on disk under ``root/<tag>-g<group>-n<rollout>/`` (``durable=False``: throw-away)
 and are closed over by the returned :class:`Rollout` records; ``state()`` of each is what
 checkpoints carry.
+
+Sampling keys (issue 21): every sampled call is keyed per rollout -- the executor's play turn t
+on (reserved word + t, rollout index), its self-judgement and the curator's call at position i
+on (a word reserved for that position, rollout index) -- and the words are reserved for every
+position of the step's longest group whether or not a process has a live rollout there. So a
+rollout samples the same tokens whichever rollouts share its calls, and with several processes
+(each runs a contiguous block of the step's groups: ``offset`` = the block's first group,
+``positions`` = the step's longest group) a 2-process run samples what the 1-process run
+samples. (Before issue 21 the curator and the self-judgement keyed on their row in the call.)
+:func:`gather_rollouts` then gives every process every rollout, in group order.
 """
 from __future__ import annotations
 
@@ -185,7 +195,8 @@ def new_repo(root: pathlib.Path, seed: ImportReport | None = None, step: int | N
 
 def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor, pool,
                  root: str | pathlib.Path, cfg: RolloutConfig, *, step: int = 0, tag: str = "train",
-                 timings: collections.Counter | None = None) -> list[Rollout]:
+                 timings: collections.Counter | None = None, offset: int = 0,
+                 positions: int | None = None) -> list[Rollout]:
     """Run Algorithm 1 for every group x rollout (module docstring).
 
     Args:
@@ -195,6 +206,11 @@ def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor
       pool: ``EnvPool`` for the groups' environment.
       root: folder for the rollouts' repos. step: written to the repos' changelogs.
       timings: Counter receiving ``executor_s``, ``curator_s``, ``retrieve_s`` (seconds).
+      offset: the index of ``groups[0]`` among the step's groups (several processes: this
+        process's block, ``collectives.share``): rollout ``index`` = (offset + g) * n_rollouts + n
+        and ``group`` = offset + g are global, and so are the sampling keys (module docstring).
+      positions: task positions to reserve sampling keys for: the step's longest group (every
+        process passes the same number, also one with no group); default the longest of ``groups``.
     Returns:
       ``len(groups) * n_rollouts`` rollouts (group-major), rewards not yet filled.
     """
@@ -204,14 +220,21 @@ def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor
     root = pathlib.Path(root)
     tok = curator.tokenizer
     count = token_counter(tok)
-    rolls = [Rollout(index=g * n_rollouts + n, group=g, n=n, task_group=grp,
-                     repo=new_repo(root / f"{tag}-g{g}-n{n}", cfg.init_skills, step,
+    offset = int(offset)
+    rolls = [Rollout(index=(offset + g) * n_rollouts + n, group=offset + g, n=n, task_group=grp,
+                     repo=new_repo(root / f"{tag}-g{offset + g}-n{n}", cfg.init_skills, step,
                                    token_budget=cfg.repo_token_budget, count_tokens=count))
              for g, grp in enumerate(groups) for n in range(n_rollouts)]
-    for i in range(max(len(g) for g in groups)):
+    longest = max((len(g) for g in groups), default=0)
+    positions = longest if positions is None else int(positions)
+    if positions < longest:
+        raise ValueError(f"positions={positions} < the longest group's {longest} tasks")
+    for i in range(positions):
         live = [r for r in rolls if i < len(r.task_group)]
         tasks = [r.task_group.tasks[i] for r in live]
-        pool.start_batch(tasks)    # the resets run behind the retrieval
+        eids = [r.index for r in live]
+        if tasks:
+            pool.start_batch(tasks)    # the resets run behind the retrieval
 
         t0 = time.perf_counter()   # 1. BM25 retrieval from each rollout's own repo
         retrieved = []
@@ -225,10 +248,10 @@ def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor
 
         t0 = time.perf_counter()   # 2. frozen executor plays with the retrieved skills
         trajs = executor.play(pool, tasks, [[prompts.executor_skill_text(d) for d in docs] for docs in retrieved],
-                              started=True)
+                              started=bool(tasks), episode_ids=eids)
         views = [prompts.trajectory_view(t.id, t.goal, _steps(tr), _outcome(tr), cfg.evidence)
                  for t, tr in zip(tasks, trajs)]
-        judged = executor.judge(trajs, views)   # self-judged correctness
+        judged = executor.judge(trajs, views, episode_ids=eids)   # self-judged correctness
         timings["executor_s"] += time.perf_counter() - t0
 
         t0 = time.perf_counter()   # 3. curator samples tool calls
@@ -237,8 +260,10 @@ def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor
             view, ids = fit_curator_prompt(tok, task.goal, j, v, docs, r.repo.names(), cfg)
             prompt_ids.append(ids)
             shown.append(view)
-        gens = curator.sample(prompt_ids, objective="curate", episodes=[r.index for r in live],
-                              max_new_tokens=cfg.curator_tokens, prefix=cfg.curator_prefix)
+        word = curator.reserve_calls(1)       # reserved also when no rollout is live here
+        gens = curator.sample(prompt_ids, objective="curate", episodes=eids,
+                              max_new_tokens=cfg.curator_tokens, prefix=cfg.curator_prefix,
+                              keys=[(word, e) for e in eids])
         timings["curator_s"] += time.perf_counter() - t0
 
         for r, task, docs, tr, j, view, ids, g in zip(live, tasks, retrieved, trajs, judged, shown,
@@ -249,6 +274,45 @@ def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor
                                         bool(tr.failed), tr.n_steps, bool(j), ev, len(ids), g, report,
                                         n_invalid=tr.n_invalid))
     return rolls
+
+
+def _portable(r: Rollout) -> tuple[Rollout, dict]:
+    """``r`` without its on-disk repo (picklable; the repo goes as its ``state()``)."""
+    return dataclasses.replace(r, repo=None), r.repo.state()
+
+
+def gather_rollouts(mine: Sequence[Rollout], root: str | pathlib.Path) -> list[Rollout]:
+    """Every process's rollouts, in process order = group order (issue 21); ``mine`` as it is
+    with one process. The other processes' repos are rebuilt from their ``state()`` under
+    ``root`` (this process's rollout folder, ``<tag>-g<group>-n<rollout>``), so every process
+    then holds the same records and repo contents (a collective: every process calls it)."""
+    from skillax import collectives, process
+
+    if process.count() == 1:
+        return list(mine)
+    root = pathlib.Path(root)
+    own = {r.index for r in mine}
+    out = []
+    for part in collectives.allgather_objects([_portable(r) for r in mine]):
+        for r, state in part:
+            if r.index in own:
+                out.append(next(m for m in mine if m.index == r.index))
+                continue
+            dest = root / f"gathered-g{r.group}-n{r.n}"
+            if dest.exists():
+                shutil.rmtree(dest)
+            out.append(dataclasses.replace(r, repo=SkillRepo.from_state(dest, state, durable=False)))
+    return out
+
+
+def rollouts_bytes(rolls: Sequence[Rollout]) -> bytes:
+    """A canonical byte string of the scored rollouts (ids, reward terms, repo contents): what
+    every process must hold the same of after a step (``collectives.agree``)."""
+    import json
+
+    return json.dumps([[r.index, r.group, r.n, r.r, r.r_task, r.r_fc, r.r_cnt, r.r_comp, r.repo_tokens,
+                        r.evidence_tokens, [rec.task_id for rec in r.records], r.repo.state()] for r in rolls],
+                      sort_keys=True).encode()
 
 
 def score_rollouts(rolls: Sequence[Rollout], count_tokens: Callable[[str], int], judge=None,

@@ -37,6 +37,28 @@ Outputs under ``workdir``: ``config.json``, ``metrics.jsonl``, ``metrics.png``,
 (one record per game), ``eval_repos/<split>/g<k>/`` (the repo curated online in each held-out
 group), ``sft_curator.jsonl`` (warm-start transcripts), ``skills/<name>/SKILL.md`` (the
 highest-reward repo of the last step), ``frozen/executor/``, ``checkpoints/``.
+
+Several processes (issue 21, ``skillax.distributed``): every process draws the same groups, runs
+its contiguous block of them (``collectives.share``) on its own environment pool with its own
+sampler replica and the sampling keys of the 1-process run (``rollout_step(offset=...,
+positions=...)``: keys per rollout), and the step's rollouts -- records and repo contents -- are
+all-gathered to every process in group order (``rollout.gather_rollouts``). Every process then
+scores all rollouts (the content judge, when on, runs on every process over the same repos),
+checks by digest that the rewards and repos agree (a DistributedError on every process when
+not), and builds the same training batch (``engine.train``'s global scope, digest-checked
+there). The executor's request counts are summed over processes (``executor/calls`` is the sum
+of every process's batched calls, so it exceeds the 1-process count); the RL stop is decided by
+all (any process's clock stops the run). The held-out evaluation is split the same way
+(:mod:`~skillax.methods.skillos.evaluate`). Process 0 writes the run's files (metrics,
+``eval*.json*``, ``eval/``, ``eval_repos/``, ``skills/``, ``sft_curator.jsonl``, plots); each
+process keeps its throw-away repos in its own folder (``rollouts/``, ``rollouts-p<i>/``); the
+checkpoint is orbax's multi-process save, its host payload checked equal on every process.
+Resume from a checkpoint works as with one process (``frozen/executor`` is saved and restored
+by every process). A shared warm start (``warmstart.save_dir`` / ``load_dir``, or one saved in
+the workdir) is not built for several processes yet: its frozen executor is a per-process
+sampler replica there, and :func:`warm_start` raises NotImplementedError before any SFT or
+training (run the SFT arm with one process; issue 21). With the same seed a 2-process run gives the
+1-process run's metrics, repos, eval records and (up to fp32 summation order) parameters.
 """
 from __future__ import annotations
 
@@ -49,6 +71,7 @@ import time
 
 import numpy as np
 
+from skillax import collectives, process
 from skillax.agents.agent_loop import PlayConfig
 from skillax.agents.envs import env_spec
 from skillax.agents.envs.runner import EnvPool, resolve_workers
@@ -66,7 +89,8 @@ from skillax.methods.skillos import rewards
 from skillax.methods.skillos.config import EXECUTOR_KINDS, JUDGE_KINDS, SFT_TEACHERS, ablation_labels, check_settings
 from skillax.methods.skillos.executor import Executor, PolicyChat, WorkerChat
 from skillax.methods.skillos.groups import GroupStream, make_groups
-from skillax.methods.skillos.rollout import OP_KINDS, RolloutConfig, rollout_step, score_rollouts
+from skillax.methods.skillos.rollout import (OP_KINDS, RolloutConfig, gather_rollouts, rollout_step,
+                                             rollouts_bytes, score_rollouts)
 from skillax.methods.skillos.tasks import env_name, load_tasks
 from skillax.rl.metrics import MetricsWriter
 from skillax.skills.evidence import EvidenceConfig
@@ -273,7 +297,8 @@ def curator_sft(engine, cfg, train_groups, workdir: pathlib.Path, executor) -> d
     else:
         raise ValueError(f"sft.teacher must be one of {SFT_TEACHERS}, got {cfg.sft.teacher!r}")
     path = workdir / "sft_curator.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    if process.is_writer():
+        path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     stats = dict(stats, path=str(path))
     if not records:
         return {**stats, "skipped": "no demonstrations"}
@@ -308,10 +333,28 @@ def sft_on_transcripts(engine, cfg, transcripts) -> dict:
             "nll_last": hist[-1]["nll"], "seconds": sum(h["time_s"] for h in hist)}
 
 
+def rollout_root(workdir: pathlib.Path) -> pathlib.Path:
+    """This process's folder of throw-away rollout repos: ``<workdir>/rollouts/`` (process 0)
+    or ``<workdir>/rollouts-p<i>/`` (process i of several: the processes may share the workdir)."""
+    i = process.index()
+    return pathlib.Path(workdir) / ("rollouts" if i == 0 else f"rollouts-p{i}")
+
+
+def executor_stats(stats: collections.Counter) -> dict:
+    """This step's executor counters, summed over the processes (one process: as they are)."""
+    total: collections.Counter = collections.Counter()
+    for part in collectives.allgather_objects(dict(stats)):
+        total.update(part)
+    return dict(total)
+
+
 def export_repo(state: dict, folder: pathlib.Path, *, run_id: str | None = None, step: int | None = None) -> int:
     """Write a repo ``state()`` as ``folder/<name>/SKILL.md`` through the Agent Skills export
     gate with SkillOS provenance (``step``: the RL step it comes from; None / < 0 = left out).
-    Folders of the previous export that are gone are removed; returns the skills written."""
+    Folders of the previous export that are gone are removed; returns the skills written
+    (several processes: process 0 writes; the others return the state's skill count)."""
+    if not process.is_writer():
+        return len(state.get("skills", {}))
     prov = provenance("skillos", run_id=run_id, step=step if step is not None and step >= 0 else None)
     return len(export_repo_state(state, folder, provenance=prov).written)
 
@@ -323,8 +366,10 @@ def save_frozen(engine, name: str, tree) -> None:
     from skillax.rl.checkpoint import Checkpointer
 
     folder = pathlib.Path(engine.workdir) / "frozen" / name
-    shutil.rmtree(folder, ignore_errors=True)
-    with Checkpointer(folder, max_to_keep=1) as ck:
+    if process.is_writer():
+        shutil.rmtree(folder, ignore_errors=True)
+    collectives.barrier(f"frozen-{name}-cleared")
+    with Checkpointer(folder, max_to_keep=1) as ck:   # several processes: every one saves its shards
         ck.save(0, tree, {"name": name})
 
 
@@ -338,6 +383,14 @@ def warm_start(cfg, engine, pool, groups, workdir: pathlib.Path) -> tuple[object
     if engine.has_checkpoint() and engine.has_frozen("executor"):
         return engine.persistent_frozen("executor", reuse=True), {"source": "resume"}
     src, save_ws, how = ws_lib.plan(cfg, workdir)
+    will_save = save_ws is not None and (bool(cfg.warmstart.get("save_dir")) or int(cfg.sft.get("play_steps", 0)) > 0
+                                         or int(cfg.sft.steps) > 0)
+    if process.count() > 1 and (src is not None or will_save):
+        raise NotImplementedError(
+            f"a SkillOS warm start ({'loading ' + str(src.dir) if src is not None else 'saving ' + str(save_ws.dir)}) "
+            f"with {process.count()} processes is not built yet (issue 21: its frozen executor is a per-process "
+            "sampler replica). Run the SFT / warm-start arm with one process (--config.distributed.enabled=false) "
+            "and resume RL from its checkpoint, or run without warmstart.save_dir / load_dir.")
     if src is not None:
         saved, _, summary = src.load(engine)
         if "executor" not in saved:
@@ -404,8 +457,10 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
           + (f"; ablations: {', '.join(labels)}" if labels else ""))
 
     start, host, _ = engine.restore()
-    host_state.truncate_jsonl(workdir / "eval.jsonl", start)   # evaluations after the checkpoint run again
-    shutil.rmtree(workdir / "rollouts", ignore_errors=True)     # a dead run's repos (every rollout starts empty)
+    if process.is_writer():
+        host_state.truncate_jsonl(workdir / "eval.jsonl", start)   # evaluations after the checkpoint run again
+    rollout_root_dir = rollout_root(workdir)
+    shutil.rmtree(rollout_root_dir, ignore_errors=True)     # a dead run's repos (every rollout starts empty)
     best_state = None
     if host is not None:
         stream.set_state(host["stream"])
@@ -415,16 +470,21 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     curator = engine.policy_sampler(float(cfg.temperature))
     writer = MetricsWriter(workdir / "metrics.jsonl", total_steps=int(cfg.steps), initial_step=start,
                            bar_keys=("r", "r_task", "r_fc", "repo_skills"))
-    rollout_root = workdir / "rollouts"
     clock = RLClock.from_config(cfg).start()
     try:
         for step in range(start, int(cfg.steps)):
             t0 = time.perf_counter()
             timings: collections.Counter = collections.Counter()
             executor.stats.clear()
-            rolls = rollout_step(stream.take(int(cfg.groups_per_step)), int(cfg.group_size), curator, executor,
-                                 pool, rollout_root, rcfg, step=step, timings=timings)
+            step_groups = stream.take(int(cfg.groups_per_step))
+            lo, hi = collectives.share(len(step_groups))     # this process's block (all: one process)
+            mine = rollout_step(step_groups[lo:hi], int(cfg.group_size), curator, executor, pool, rollout_root_dir,
+                                rcfg, step=step, timings=timings, offset=lo,
+                                positions=max(len(g) for g in step_groups))
+            rolls = gather_rollouts(mine, rollout_root_dir)  # every process's, in group order
             info = score_rollouts(rolls, count_tokens, judge, weights, fc_no_calls)
+            if process.count() > 1:
+                collectives.agree(f"the rollouts' rewards and repos of step {step}", rollouts_bytes(rolls))
             gens, rows, adv = obj_lib.training_rows(rolls)
             batch = build_batch(gens, rows, list(objectives), length_buckets=tuple(cfg.train.length_buckets),
                                 rows_multiple=int(cfg.train.micro_batch), drop_truncated=bool(cfg.rl.drop_truncated),
@@ -435,7 +495,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
                      "time/curator_s": timings["curator_s"], "time/retrieve_s": timings["retrieve_s"],
                      "time/judge_s": info["judge_s"], "time/update_s": train_metrics.pop("time/update_s", 0.0),
                      "time/step_s": time.perf_counter() - t0}
-            m = step_metrics(rolls, info, gens, batch, adv, times, dict(executor.stats))
+            m = step_metrics(rolls, info, gens, batch, adv, times, executor_stats(executor.stats))
             m["ablations"] = ",".join(labels)
             m["rl_minutes"] = clock.elapsed_s / 60.0
             m.update(train_metrics)
@@ -444,6 +504,8 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             best = max(rolls, key=lambda r: (r.r, -r.index))
             best_state = best.repo.state()
             stop = clock.stop_reason(time.perf_counter() - t0)
+            if process.count() > 1:                        # every process stops at the same step
+                stop = next((r for r in collectives.allgather_objects(stop) if r), None)
             if (step + 1) % int(cfg.checkpoint_every) == 0 or step + 1 == int(cfg.steps) or stop:
                 engine.save(step, {"stream": stream.get_state(), "best_repo": best_state,
                                    "repos": {f"g{r.group}-n{r.n}": r.repo.state() for r in rolls}})
@@ -454,21 +516,23 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             if conds and int(cfg.eval.every) and (step + 1) % int(cfg.eval.every) == 0 and step + 1 < int(cfg.steps):
                 res = run_eval(cfg, engine, executor, pool, workdir, conds, handwritten, final=False,
                                labels=labels, rl_steps=rl_steps, warm=ws_info)
-                with open(workdir / "eval.jsonl", "a", encoding="utf-8") as f:
-                    f.write(json.dumps({"step": step, **res}) + "\n")
+                if process.is_writer():
+                    with open(workdir / "eval.jsonl", "a", encoding="utf-8") as f:
+                        f.write(json.dumps({"step": step, **res}) + "\n")
     finally:
         writer.close()
 
     results = run_eval(cfg, engine, executor, pool, workdir, conds, handwritten, labels=labels,
                        rl_steps=rl_steps, warm=ws_info) if conds else {}
-    if results:
+    if results and process.is_writer():
         (workdir / "eval.json").write_text(json.dumps(results, indent=2))
+    if results:
         print("eval:", json.dumps({c: {s: (v["success"], v["success_after_first"]) for s, v in d.items()}
                                    for c, d in results["conditions"].items()}))
     if best_state is not None:
         n = export_repo(best_state, workdir / "skills", run_id=workdir.name, step=rl_steps - 1)
         print(f"curated repo (best rollout of the last step): {n} skills in {workdir / 'skills'}")
-    shutil.rmtree(rollout_root, ignore_errors=True)
+    shutil.rmtree(rollout_root_dir, ignore_errors=True)
     if (workdir / "metrics.jsonl").exists():
         try:
             from skillax.rl.plot import plot
@@ -497,7 +561,7 @@ def run_eval(cfg, engine, executor, pool, workdir: pathlib.Path, conds, handwrit
                                          int(cfg.eval.n_groups))
     t0 = time.perf_counter()
     records, repo = eval_lib.evaluate(
-        splits, conds, engine.policy_sampler(float(cfg.eval.temperature)), executor, pool, workdir / "rollouts",
+        splits, conds, engine.policy_sampler(float(cfg.eval.temperature)), executor, pool, rollout_root(workdir),
         rollout_config(cfg), batch_size=int(cfg.eval.get("batch_size", 0)), handwritten=handwritten,
         repo_dir=(workdir / "eval_repos") if final else None)
     out_conds: dict = {}

@@ -55,7 +55,7 @@ def test_two_process_skillos_equals_one_process(tiny_model, tmp_path):  # noqa: 
     for a, b in zip(m1, m2, strict=True):
         assert set(a) == set(b)
         for k in a:
-            assert b[k] == pytest.approx(a[k], rel=1e-5, abs=1e-6), k
+            assert b[k] == (a[k] if isinstance(a[k], str) else pytest.approx(a[k], rel=1e-5, abs=1e-6)), k
     e1, e2 = eval_json(one), eval_json(two)
     assert e1 == e2 and e1["n_games"] == {"valid_train": 2}
     for name in ("no_memory__valid_train.jsonl", "curated__valid_train.jsonl"):

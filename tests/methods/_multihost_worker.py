@@ -115,15 +115,14 @@ def skill1_config(model_dir: str):
 
 def skillos_config(model_dir: str):
     """2 steps x 2 groups (one per process; the train split's one group of 2 TextWorld games,
-    drawn twice) x 2 rollouts: 8 curator rows per step; real updates (``rl.skip_no_signal =
-    False``: a random curator's advantages may all be 0); evaluation of no_memory (2 games: one
-    per process) and curated (1 group: process 1 runs none) on one split."""
+    drawn twice) x 2 rollouts: 8 curator rows per step; real updates (``tiny_config``'s
+    ``rl.skip_no_signal = False``: a random curator's advantages may all be 0); evaluation of
+    no_memory (2 games: one per process) and curated (1 group: process 1 runs none) on one split."""
     from tests.methods.test_skillos_integration import tiny_config
 
     c = tiny_config(model_dir, steps=2)
     c.groups_per_step = 2
     c.tasks_per_group = 2
-    c.rl.skip_no_signal = False
     c.train.micro_batch = 4                       # a multiple of data x fsdp = 4
     c.eval.splits = "valid_train"
     c.eval.conditions = "no_memory,curated"

@@ -211,7 +211,7 @@ def evaluate(splits: Mapping[str, Sequence[TaskGroup]], conds: Sequence[str], cu
         for c, chunk in enumerate(_chunks(units, batch_size)):
             lo, hi = collectives.share(len(chunk))
             rolls = rollout_step([g for _, _, g in chunk[lo:hi]], 1, curator, executor, pool, root, cfg,
-                                 tag=f"eval{c}", offset=lo, positions=max(len(g) for _, _, g in chunk))
+                                 tag=f"eval{c}", offset=lo, group_sizes=[len(g) for _, _, g in chunk])
             rolls = gather_rollouts(rolls, root)        # every process: every group's rollout, in order
             for (split, gi, g), ro in zip(chunk, rolls):
                 for pos, (task, rec) in enumerate(zip(g.tasks, ro.records)):

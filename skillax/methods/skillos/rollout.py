@@ -21,14 +21,14 @@ Repos live on disk under ``root/<tag>-g<group>-n<rollout>/`` (``durable=False``:
 and are closed over by the returned :class:`Rollout` records; ``state()`` of each is what
 checkpoints carry.
 
-Sampling keys (issue 21): every sampled call is keyed per rollout -- the executor's play turn t
-on (reserved word + t, rollout index), its self-judgement and the curator's call at position i
-on (a word reserved for that position, rollout index) -- and the words are reserved for every
-position of the step's longest group whether or not a process has a live rollout there. So a
-rollout samples the same tokens whichever rollouts share its calls, and with several processes
-(each runs a contiguous block of the step's groups: ``offset`` = the block's first group,
-``positions`` = the step's longest group) a 2-process run samples what the 1-process run
-samples. (Before issue 21 the curator and the self-judgement keyed on their row in the call.)
+Sampling keys (issue 21): at position i every sampled row is keyed on (word, the rollout's rank
+among the step's rollouts still live at position i) -- the executor's play turn t on (reserved
+word + t, rank), its self-judgement and the curator's call on words reserved for that position
+-- with the words reserved for every position of the step's longest group whether or not this
+process has a live rollout there. The rank is the row the rollout has in the 1-process call, so
+one process samples exactly what it did before issue 21, and several processes (each runs a
+contiguous block of the step's groups: ``offset`` = the block's first group, ``group_sizes`` =
+the task count of every group of the step) sample what one process does.
 :func:`gather_rollouts` then gives every process every rollout, in group order.
 """
 from __future__ import annotations
@@ -196,7 +196,7 @@ def new_repo(root: pathlib.Path, seed: ImportReport | None = None, step: int | N
 def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor, pool,
                  root: str | pathlib.Path, cfg: RolloutConfig, *, step: int = 0, tag: str = "train",
                  timings: collections.Counter | None = None, offset: int = 0,
-                 positions: int | None = None) -> list[Rollout]:
+                 group_sizes: Sequence[int] | None = None) -> list[Rollout]:
     """Run Algorithm 1 for every group x rollout (module docstring).
 
     Args:
@@ -209,8 +209,8 @@ def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor
       offset: the index of ``groups[0]`` among the step's groups (several processes: this
         process's block, ``collectives.share``): rollout ``index`` = (offset + g) * n_rollouts + n
         and ``group`` = offset + g are global, and so are the sampling keys (module docstring).
-      positions: task positions to reserve sampling keys for: the step's longest group (every
-        process passes the same number, also one with no group); default the longest of ``groups``.
+      group_sizes: the task count of every group of the step, in order (every process passes the
+        same list, also one with no group); default those of ``groups`` (then ``offset`` must be 0).
     Returns:
       ``len(groups) * n_rollouts`` rollouts (group-major), rewards not yet filled.
     """
@@ -225,14 +225,15 @@ def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor
                      repo=new_repo(root / f"{tag}-g{offset + g}-n{n}", cfg.init_skills, step,
                                    token_budget=cfg.repo_token_budget, count_tokens=count))
              for g, grp in enumerate(groups) for n in range(n_rollouts)]
-    longest = max((len(g) for g in groups), default=0)
-    positions = longest if positions is None else int(positions)
-    if positions < longest:
-        raise ValueError(f"positions={positions} < the longest group's {longest} tasks")
-    for i in range(positions):
+    sizes = [len(g) for g in groups] if group_sizes is None else [int(x) for x in group_sizes]
+    if sizes[offset:offset + len(groups)] != [len(g) for g in groups]:
+        raise ValueError(f"group_sizes {sizes} do not hold this block's groups {[len(g) for g in groups]} "
+                         f"at offset {offset}")
+    for i in range(max(sizes, default=0)):
         live = [r for r in rolls if i < len(r.task_group)]
         tasks = [r.task_group.tasks[i] for r in live]
-        eids = [r.index for r in live]
+        before = {g: n_rollouts * sum(1 for x in sizes[:g] if x > i) for g in {r.group for r in live}}
+        eids = [before[r.group] + r.n for r in live]      # the row of each rollout in the 1-process call
         if tasks:
             pool.start_batch(tasks)    # the resets run behind the retrieval
 
@@ -261,7 +262,7 @@ def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor
             prompt_ids.append(ids)
             shown.append(view)
         word = curator.reserve_calls(1)       # reserved also when no rollout is live here
-        gens = curator.sample(prompt_ids, objective="curate", episodes=eids,
+        gens = curator.sample(prompt_ids, objective="curate", episodes=[r.index for r in live],
                               max_new_tokens=cfg.curator_tokens, prefix=cfg.curator_prefix,
                               keys=[(word, e) for e in eids])
         timings["curator_s"] += time.perf_counter() - t0

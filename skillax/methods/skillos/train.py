@@ -41,7 +41,7 @@ highest-reward repo of the last step), ``frozen/executor/``, ``checkpoints/``.
 Several processes (issue 21, ``skillax.distributed``): every process draws the same groups, runs
 its contiguous block of them (``collectives.share``) on its own environment pool with its own
 sampler replica and the sampling keys of the 1-process run (``rollout_step(offset=...,
-positions=...)``: keys per rollout), and the step's rollouts -- records and repo contents -- are
+group_sizes=...)``: every rollout keyed on its row in the 1-process call), and the step's rollouts -- records and repo contents -- are
 all-gathered to every process in group order (``rollout.gather_rollouts``). Every process then
 scores all rollouts (the content judge, when on, runs on every process over the same repos),
 checks by digest that the rewards and repos agree (a DistributedError on every process when
@@ -480,7 +480,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             lo, hi = collectives.share(len(step_groups))     # this process's block (all: one process)
             mine = rollout_step(step_groups[lo:hi], int(cfg.group_size), curator, executor, pool, rollout_root_dir,
                                 rcfg, step=step, timings=timings, offset=lo,
-                                positions=max(len(g) for g in step_groups))
+                                group_sizes=[len(g) for g in step_groups])
             rolls = gather_rollouts(mine, rollout_root_dir)  # every process's, in group order
             info = score_rollouts(rolls, count_tokens, judge, weights, fc_no_calls)
             if process.count() > 1:

@@ -95,8 +95,8 @@ def distributed() -> ml_collections.ConfigDict:
     cpu_collectives: cross-process collectives on CPU ("gloo" | "mpi").
     Start-up fails on every process, before any training, for an unreachable coordinator,
     configs that differ between processes, or a mesh whose data x fsdp the process count does
-    not divide. Modes other than skill1 (and info) raise NotImplementedError with more than
-    one process for now.
+    not divide. Modes other than skill1, skillos (and info) raise NotImplementedError with more
+    than one process for now (skill_alpha among them); a SkillOS warm start (save / load) too.
     """
     return ml_collections.ConfigDict(dict(enabled="auto", coordinator_address="", num_processes=0,
                                           process_id=-1, local_device_ids="", timeout_s=60.0,

@@ -1,7 +1,9 @@
 """SkillOS as 2 cooperating processes x 4 fake CPU devices (issue 21) equals the 1-process
 8-device run with the same seed: a tiny random Qwen3 (SmolLM2 tokenizer) as curator and frozen
 executor on real TextWorld games, 2 RL steps of 2 groups (one per process) x 2 rollouts x 2
-tasks, real updates (``rl.skip_no_signal = False``), checkpoint, evaluation of ``no_memory``
+tasks, every repo seeded with the 6 hand-written skills (``init_skills``: BM25 retrieval and the
+executor's skills in context from the first task), real updates (``rl.skip_no_signal = False``),
+checkpoint, evaluation of ``no_memory``
 (2 games: one per process) and ``curated`` (1 group: process 1 runs none).
 
 Same: every metric but timings and ``executor/calls`` (each process batches its own episodes:
@@ -27,7 +29,9 @@ def metrics(work):
 
 
 def tree(folder):
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """{relative path: bytes} of the files under ``folder`` but the repos' changelogs (wall-clock times)."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != ".changelog.jsonl"}
 
 
 def eval_json(work):
@@ -61,12 +65,13 @@ def test_two_process_skillos_equals_one_process(tiny_model, tmp_path):  # noqa: 
     for name in ("no_memory__valid_train.jsonl", "curated__valid_train.jsonl"):
         r1 = (one / "eval" / name).read_text()
         assert r1 == (two / "eval" / name).read_text() and r1.count("\n") == 2, name
-    assert tree(one / "eval_repos") == tree(two / "eval_repos")
+    repos = tree(one / "eval_repos")
+    assert repos == tree(two / "eval_repos") and sum(k.endswith("SKILL.md") for k in repos) >= 6
     assert tree(one / "skills") == tree(two / "skills")
     assert not (two / "rollouts").exists() and not (two / "rollouts-p1").exists()
     s1, p1, h1 = checkpoint(one)
     s2, p2, h2 = checkpoint(two)
-    assert s1 == s2 == 1 and h1 == h2 and len(h1["repos"]) == 4
+    assert s1 == s2 == 1 and h1 == h2 and len(h1["repos"]) == 4 and len(h1["best_repo"]["skills"]) >= 6
     diffs = {k: float(np.abs(p2[k] - v).max()) for k, v in p1.items()}
     print("max |2-process - 1-process| over params:", max(diffs.values()))
     assert set(p1) == set(p2) and all(d <= 1e-6 for d in diffs.values()), diffs

@@ -116,9 +116,9 @@ def skill1_config(model_dir: str):
 def skillos_config(model_dir: str):
     """2 steps x 2 groups (one per process; the train split's one group of 2 TextWorld games,
     drawn twice) x 2 rollouts, repos seeded with the hand-written skills: 8 curator rows per
-    step; real updates (``tiny_config``'s
-    ``rl.skip_no_signal = False``: a random curator's advantages may all be 0); evaluation of
-    no_memory (2 games: one per process) and curated (1 group: process 1 runs none) on one split."""
+    step; real updates (``tiny_config``'s ``rl.skip_no_signal = False``: a random curator's
+    advantages may all be 0); evaluation of no_memory (2 games: one per process) and curated
+    (1 group: process 1 runs none) on one split."""
     from tests.methods.test_skillos_integration import tiny_config
     from tests.methods.test_skills_wiring import HANDWRITTEN
 

@@ -277,15 +277,16 @@ def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor
     return rolls
 
 
-def _portable(r: Rollout) -> tuple[Rollout, dict]:
-    """``r`` without its on-disk repo (picklable; the repo goes as its ``state()``)."""
-    return dataclasses.replace(r, repo=None), r.repo.state()
+def _portable(r: Rollout) -> tuple[Rollout, str, dict]:
+    """``r`` without its on-disk repo (picklable): (rollout, its repo folder's name, ``state()``)."""
+    return dataclasses.replace(r, repo=None), pathlib.Path(r.repo.root).name, r.repo.state()
 
 
 def gather_rollouts(mine: Sequence[Rollout], root: str | pathlib.Path) -> list[Rollout]:
     """Every process's rollouts, in process order = group order (issue 21); ``mine`` as it is
     with one process. The other processes' repos are rebuilt from their ``state()`` under
-    ``root`` (this process's rollout folder, ``<tag>-g<group>-n<rollout>``), so every process
+    ``root`` (this process's rollout folder) under the owner's folder name
+    (``<tag>-g<group>-n<rollout>``: no block of this process has that group), so every process
     then holds the same records and repo contents (a collective: every process calls it)."""
     from skillax import collectives, process
 
@@ -295,11 +296,11 @@ def gather_rollouts(mine: Sequence[Rollout], root: str | pathlib.Path) -> list[R
     own = {r.index for r in mine}
     out = []
     for part in collectives.allgather_objects([_portable(r) for r in mine]):
-        for r, state in part:
+        for r, name, state in part:
             if r.index in own:
                 out.append(next(m for m in mine if m.index == r.index))
                 continue
-            dest = root / f"gathered-g{r.group}-n{r.n}"
+            dest = root / name
             if dest.exists():
                 shutil.rmtree(dest)
             out.append(dataclasses.replace(r, repo=SkillRepo.from_state(dest, state, durable=False)))

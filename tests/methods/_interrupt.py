@@ -8,6 +8,10 @@ interruption is the state a kill at the same point leaves.
 ``CallCounter`` kills at the n-th Python call into ``skillax`` after it is armed (a random
 point chosen by index, reproducible from a seed, covering every function boundary of a step
 and its checkpoint save).
+
+``TOO_SMALL_GB`` as ``model.sampler_memory_gb`` makes a run fail for real at its first policy
+sampling call (the sampler raises "... alone needs X GiB of sampler memory"): after the SFT
+stages, which sample nothing with the policy at that size (issue 23, item 5's crash in RL step 0).
 """
 
 import pathlib
@@ -16,6 +20,7 @@ import sys
 import skillax
 
 SKILLAX_DIR = str(pathlib.Path(skillax.__file__).parent)
+TOO_SMALL_GB = 1e-5      # ~10 KiB: less than one row of any sampling call (logits alone: 6 V 4 bytes)
 
 
 class Killed(BaseException):

@@ -1,12 +1,13 @@
 """Issue 23, item 5: a run that dies in RL step 0 does not repeat its SFT when started again.
 
-Each method's tiny run (tiny random model, SmolLM2 tokenizer, real TextWorld games) runs its
+(Skill1's case is part of tests/methods/test_skill1_integration.py, whose run has the SFT stage
+anyway.) Each method's tiny run (tiny random model, SmolLM2 tokenizer, real TextWorld games) runs its
 SFT stages and then fails for real in RL step 0: ``model.sampler_memory_gb`` is too small for
 the first policy sampling call (the sampler raises "... alone needs X GiB of sampler memory";
 nothing before RL samples with the policy at that size). Started again on the same workdir with
 the budget lifted (a key a resume may change), the run loads ``<workdir>/warmstart/`` (written
 after the SFT stages, ``DONE.json`` last) instead of repeating the SFT -- the SFT summary line is
-printed once over both runs -- and (Skill-alpha; the other two check the restart's checkpoint only,
+printed once over both runs -- and (Skill-alpha; SkillOS checks the restart's checkpoint only,
 for the suite's time) its final parameters equal an uninterrupted run's bit for bit.
 Before the fix the restart printed the SFT summary again (and the SFT result was nowhere saved).
 """
@@ -15,10 +16,10 @@ import numpy as np
 import pytest
 
 from skillax.rl.checkpoint import Checkpointer
+from tests.methods._interrupt import TOO_SMALL_GB
 from tests.methods.test_skill1_kill_resume import _flatten
 from tests.methods.test_skillos_integration import tiny_model  # noqa: F401 (fixture)
 
-TOO_SMALL_GB = 1e-5      # ~10 KiB: less than one row of any sampling call (logits alone: 6 V 4 bytes)
 
 
 def _params(work):
@@ -66,19 +67,6 @@ def _crash_restart_compare(run, make_cfg, tmp_path, capsys, sft_marker: str, cra
     for k in p_ref:
         np.testing.assert_array_equal(p_ref[k], p_got[k], err_msg=k)
     return out_ref, out_crash, out_restart
-
-
-@pytest.mark.slow
-def test_skill1_crash_in_rl_step0_skips_sft_on_restart(tiny_model, tmp_path, capsys):  # noqa: F811
-    from skillax.methods.skill1.loop import run
-    from tests.methods.test_skill1_contract import skill1_tiny_config
-
-    def make_cfg():
-        c = skill1_tiny_config(tiny_model, steps=1)
-        c.sft.steps, c.sft.n_tasks, c.sft.batch_size, c.sft.max_len = 1, 2, 2, 1024
-        c.eval.n_tasks = -1
-        return c
-    _crash_restart_compare(run, make_cfg, tmp_path, capsys, "SFT warm start:", reference=False)
 
 
 @pytest.mark.slow

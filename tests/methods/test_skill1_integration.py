@@ -3,8 +3,8 @@ TextWorld games, real MiniLM retrieval and SQLite library: SFT warm start, one R
 2 tasks x 2 rollouts x <= 3 turns, checkpoint, eval, export, plot — then a resume that
 continues from the checkpoint.
 
-The first run also dies for real in RL step 0 (issue 23, item 5; was
-tests/methods/test_sft_checkpoint.py's Skill1 test, which ran its own SFT for it):
+The first run also dies for real in RL step 0 (issue 23, item 5; formerly a test of
+its own in tests/methods/test_sft_checkpoint.py, with an SFT run of its own):
 ``model.sampler_memory_gb`` is too small for the first policy sampling call, after the SFT
 stage (which samples nothing). Started again on the same workdir with the budget lifted (a key
 a resume may change), the run loads ``<workdir>/warmstart/`` (written after the SFT stage,

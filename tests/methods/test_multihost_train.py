@@ -22,6 +22,7 @@ import pytest
 
 from skillax import collectives
 from skillax.rl.global_batch import merge_local_batches
+from tests._xla import xla_flags
 from tests.methods import _multihost_worker as worker
 from tests.methods.test_skillos_integration import _tiny_model_dir
 
@@ -45,7 +46,7 @@ def launch(out, role, model, extra=()):
     """Start the two workers (process 0 and 1) of ``role``; their stdout / stderr go to files
     (``OUT/log/<role>-<i>.out|err``: a pipe nobody drains could block a chatty worker)."""
     port = free_port()
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu",
+    env = dict(os.environ, XLA_FLAGS=xla_flags(4), JAX_PLATFORMS="cpu",
                HF_HUB_OFFLINE="1")
     logs = pathlib.Path(out) / "log"
     logs.mkdir(parents=True, exist_ok=True)

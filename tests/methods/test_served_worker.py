@@ -54,6 +54,15 @@ def skillos_model(tmp_path_factory):
     return _tiny_model_dir(str(tmp_path_factory.mktemp("model")))
 
 
+@pytest.fixture(scope="module")
+def skillos_server(skillos_model):
+    """(service, info) of one server of the SkillOS model for the module's two SkillOS tests
+    (it keeps no state between requests: one model load and compile instead of two)."""
+    srv, service, info = _serve(skillos_model, int(_skillos_cfg(skillos_model).model.max_len))
+    yield service, info
+    _stop(srv, service)
+
+
 def _skillos_cfg(model, steps=1):
     from tests.methods.test_skillos_integration import tiny_config
 
@@ -90,34 +99,31 @@ def _skillos_rollouts(cfg, work):
     return out, ex, answers
 
 
-def test_skillos_served_executor_gives_the_same_rewards(skillos_model, tmp_path):
+def test_skillos_served_executor_gives_the_same_rewards(skillos_model, skillos_server, tmp_path):
+    service, info = skillos_server
     local, _, local_answers = _skillos_rollouts(_skillos_cfg(skillos_model), tmp_path / "local")
-    srv, service, info = _serve(skillos_model, int(_skillos_cfg(skillos_model).model.max_len))
-    try:
-        c = _skillos_cfg(skillos_model)
-        c.executor.kind, c.executor.openai.base_url, c.executor.openai.model = "openai", info["url"], info["model"]
-        c.executor.openai.max_retries = 0
-        served, ex, served_answers = _skillos_rollouts(c, tmp_path / "served")
-    finally:
-        _stop(srv, service)
-    assert ex.stats["errors"] == 0 and service.batcher.stats["calls"] > 0
+    calls0 = service.batcher.stats["calls"]
+    c = _skillos_cfg(skillos_model)
+    c.executor.kind, c.executor.openai.base_url, c.executor.openai.model = "openai", info["url"], info["model"]
+    c.executor.openai.max_retries = 0
+    served, ex, served_answers = _skillos_rollouts(c, tmp_path / "served")
+    assert ex.stats["errors"] == 0 and service.batcher.stats["calls"] > calls0
     assert len(local) == 2 and all(len(r["records"]) == 3 for r in local)
     assert len(local_answers) >= 12 and any(local_answers)          # 2 x 3 episodes x <= 2 steps
     assert served_answers == local_answers                          # the executor's every answer
     assert served == local
 
 
-def test_skillos_steps0_run_served_executor_same_eval(skillos_model, tmp_path):
+def test_skillos_steps0_run_served_executor_same_eval(skillos_model, skillos_server, tmp_path):
     from skillax.methods.skillos import run
 
+    service, info = skillos_server
     run(_skillos_cfg(skillos_model, steps=0), str(tmp_path / "local"))
-    srv, service, info = _serve(skillos_model, int(_skillos_cfg(skillos_model).model.max_len))
-    try:
-        c = _skillos_cfg(skillos_model, steps=0)
-        c.executor.kind, c.executor.openai.base_url, c.executor.openai.model = "openai", info["url"], info["model"]
-        run(c, str(tmp_path / "served"))
-    finally:
-        _stop(srv, service)
+    calls0 = service.batcher.stats["calls"]
+    c = _skillos_cfg(skillos_model, steps=0)
+    c.executor.kind, c.executor.openai.base_url, c.executor.openai.model = "openai", info["url"], info["model"]
+    run(c, str(tmp_path / "served"))
+    assert service.batcher.stats["calls"] > calls0                 # the eval's executor was the server
 
     def ev(w):
         d = json.loads((w / "eval.json").read_text())

@@ -1,13 +1,23 @@
 """Skill1 end to end on CPU: a tiny random Qwen3 policy (real Qwen3 tokenizer), real
 TextWorld games, real MiniLM retrieval and SQLite library: SFT warm start, one RL step of
 2 tasks x 2 rollouts x <= 3 turns, checkpoint, eval, export, plot — then a resume that
-continues from the checkpoint."""
+continues from the checkpoint.
+
+The first run also dies for real in RL step 0 (issue 23, item 5; formerly a test of
+its own in tests/methods/test_sft_checkpoint.py, with an SFT run of its own):
+``model.sampler_memory_gb`` is too small for the first policy sampling call, after the SFT
+stage (which samples nothing). Started again on the same workdir with the budget lifted (a key
+a resume may change), the run loads ``<workdir>/warmstart/`` (written after the SFT stage,
+``DONE.json`` last) instead of repeating the SFT: the SFT summary line is printed once over both
+runs."""
 
 import importlib.util
 import json
 
 import pytest
 
+from skillax.rl.checkpoint import Checkpointer
+from tests.methods._interrupt import TOO_SMALL_GB
 from tests.models.hf_fixtures import save_hf_model
 
 
@@ -33,12 +43,25 @@ def _config(ckpt, steps):
 
 
 @pytest.mark.slow
-def test_skill1_loop_runs_and_resumes(tmp_path):
+def test_skill1_loop_runs_and_resumes(tmp_path, capsys):
     from skillax import modes
 
     ckpt = save_hf_model("qwen3_tied_gqa42", tmp_path / "ckpt", vocab_size=151936, layers=2)
     work = tmp_path / "run"
+    # the crash in RL step 0, after the SFT stage and its warm start save
+    bad = _config(ckpt, 1)
+    bad.model.sampler_memory_gb = TOO_SMALL_GB
+    with pytest.raises(ValueError, match="sampler memory"):
+        modes.run(bad, str(work))
+    out = capsys.readouterr().out
+    assert out.count("SFT warm start:") == 1 and (work / "warmstart" / "DONE.json").is_file()
+    assert not (work / "checkpoints").is_dir() or not any(p.name.isdigit() for p in (work / "checkpoints").iterdir())
+    # the restart: the SFT is not repeated; then one RL step
     results = modes.run(_config(ckpt, 1), str(work))
+    out = capsys.readouterr().out
+    assert "SFT warm start:" not in out and f"warm start loaded from {work / 'warmstart'}" in out
+    with Checkpointer(work / "checkpoints") as ck:
+        assert ck.latest_step() == 0
     lines = [json.loads(x) for x in (work / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in lines] == [0]
     m = lines[0]

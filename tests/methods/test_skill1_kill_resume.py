@@ -26,7 +26,7 @@ from skillax.methods.common import host_state
 from skillax.methods.skill1 import loop
 from skillax.rl.checkpoint import Checkpointer
 from skillax.skills.library import SkillLibrary
-from tests.methods._interrupt import CallCounter, Killed, run_killed
+from tests.methods._interrupt import CallCounter, Killed, flatten, run_killed
 from tests.methods.test_skill1_contract import skill1_tiny_config
 from tests.methods.test_skillos_integration import tiny_model  # noqa: F401 (fixture)
 
@@ -138,21 +138,8 @@ def test_skill1_kill_in_step0_and_first_save_resumes_exactly(tiny_model, tmp_pat
     assert got[0] == ref[0]                                  # metrics of steps 0 and 1
     assert got[1] == ref[1]                                  # library records
     assert got[2] == ref[2] == 1 and got[4] == ref[4]        # checkpoint step, host payload
-    flat_ref, flat_got = (sorted(_flatten(s).items()) for s in (ref[3], got[3]))
+    flat_ref, flat_got = (sorted(flatten(s).items()) for s in (ref[3], got[3]))
     assert [k for k, _ in flat_ref] == [k for k, _ in flat_got]
     for (k, a), (_, b) in zip(flat_ref, flat_got):
         np.testing.assert_array_equal(a, b, err_msg=k)
 
-
-def _flatten(tree, prefix=""):
-    if isinstance(tree, dict):
-        out = {}
-        for k, v in tree.items():
-            out.update(_flatten(v, f"{prefix}/{k}"))
-        return out
-    if isinstance(tree, (list, tuple)):
-        out = {}
-        for i, v in enumerate(tree):
-            out.update(_flatten(v, f"{prefix}/{i}"))
-        return out
-    return {prefix: np.asarray(tree)}

@@ -2,7 +2,8 @@
 per (condition, split) in chunks with failures counted as losses, the RL clock's deadline,
 and -- with a tiny random Llama (SmolLM2's tokenizer) on real TextWorld games -- a warm start
 saved by an SFT-only run (``steps = 0``) and loaded by an RL run that skips both SFT stages,
-edits the same stream with the same worker, and resumes from its own checkpoint first."""
+edits the same stream with the same worker, and resumes from its own checkpoint first; a run
+killed in RL step 0 restarts from its own SFT result (issue 23, item 5)."""
 import json
 
 import jax
@@ -178,3 +179,27 @@ def test_warm_start_save_then_load_and_resume(tiny_model, tmp_path):  # noqa: F8
     rc = _arm(tiny_model, b, tmp_path, steps=1, **{"warmstart.load_dir": str(tmp_path / "gone"),
                                                    "eval.conditions": "with_skill"})
     assert "warmstart" not in rc and "rl" not in rc and "eval" in rc
+
+
+@pytest.mark.slow
+def test_crash_in_rl_step0_skips_sft_on_restart(tiny_model, tmp_path, capsys, monkeypatch):  # noqa: F811
+    """Issue 23, item 5 (``tests.methods._interrupt.crash_restart_compare``): a run killed at the
+    start of RL step 0's units (after both SFT stages; Skill-alpha's frozen worker samples before
+    RL, for the evidence stream, with prompts as long as the editor's, so no sampler budget fails
+    in RL step 0 only: the kill is simulated, ``tests.methods._interrupt.Killed``) and started
+    again loads ``<workdir>/warmstart/`` instead of repeating the SFT, and its RL step 0 gives the
+    uninterrupted run's parameters bit for bit. The arms' config and tiny model above: the
+    compiled programs are the campaign test's."""
+    from skillax.methods.skill_alpha import loop
+    from tests.methods._interrupt import Killed, crash_restart_compare, run_killed
+
+    def make_cfg():
+        return arm_config(tiny_model, steps=1, **{"eval.conditions": "none", "infer.enabled": False})
+
+    def crash(cfg, work):
+        def killed(*a, **k):
+            raise Killed("killed in RL step 0")
+        with monkeypatch.context() as mp:
+            mp.setattr(loop, "run_units", killed)
+            assert isinstance(run_killed(loop.run, cfg, work), Killed)
+    crash_restart_compare(loop.run, make_cfg, tmp_path, capsys, "edit SFT:", crash=crash)

@@ -2,7 +2,8 @@
 saved with transformers) as curator and frozen executor on 3 real TextWorld games per split:
 the campaign contract (sft arm: both SFT stages, warm start saved, steps = 0, evaluation of
 no_memory / curated / handwritten on two splits; rl arm: warm start loaded, one training step,
-metrics, checkpoint with the repos, curated evaluation); exact resume; a dead executor endpoint."""
+metrics, checkpoint with the repos, curated evaluation); exact resume; a dead executor endpoint;
+a run that dies in RL step 0 restarts from its own SFT result (issue 23, item 5)."""
 import functools
 import json
 import pathlib
@@ -263,3 +264,21 @@ def test_rerun_of_the_sft_arm_reloads_its_warm_start_and_a_checkpoint_wins(tiny_
     b.steps = 2
     run(b, str(tmp_path / "rl"))
     assert [r["step"] for r in read_metrics(tmp_path / "rl")] == [0, 1]      # resumed at step 1
+
+
+@pytest.mark.slow
+def test_crash_in_rl_step0_skips_sft_on_restart(tiny_model, tmp_path, capsys):
+    """Issue 23, item 5 (``tests.methods._interrupt.crash_restart_compare``): ``model.sampler_memory_gb``
+    too small for the first policy sampling call fails the run for real in RL step 0, after the
+    curator SFT; started again with the budget lifted it loads ``<workdir>/warmstart/`` instead
+    of repeating the SFT and checkpoints RL step 0. No uninterrupted reference here (the suite's
+    time): Skill-alpha's test compares the parameters through the same ``warmstart.plan`` path."""
+    from skillax.methods.skillos import run
+    from tests.methods._interrupt import crash_restart_compare
+
+    def make_cfg():
+        c = tiny_config(tiny_model, steps=1)
+        c.sft.steps, c.sft.n_tasks, c.sft.batch_size, c.sft.max_len = 1, 3, 2, 1280
+        c.eval.conditions = "none"
+        return c
+    crash_restart_compare(run, make_cfg, tmp_path, capsys, "curator SFT warm start:", reference=False)

@@ -21,6 +21,7 @@ import pytest
 from ml_collections import ConfigDict
 
 from skillax import config_defaults, distributed, process
+from tests._xla import xla_flags
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 needs_8 = pytest.mark.skipif(jax.device_count() < 8, reason="needs 8 (fake) devices: tests/conftest.py sets them")
@@ -35,7 +36,7 @@ def free_port() -> int:
 def start(tmp_path, role, per_process=((), ())):
     """Start two workers (process 0 and 1), each with its extra overrides."""
     port = free_port()
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
+    env = dict(os.environ, XLA_FLAGS=xla_flags(4), JAX_PLATFORMS="cpu")
     procs = []
     for i, extra in enumerate(per_process):
         args = [sys.executable, "-m", "tests.rl._multihost_worker", str(tmp_path), role,

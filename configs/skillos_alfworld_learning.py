@@ -136,4 +136,5 @@ def get_config():
     c.eval.conditions = "auto"
     c.eval.batch_size = 140
     c.eval.temperature = 0.4
+    c.eval.keep_actions = True   # campaign 5: the search reader's episodes are read afterwards (~150 KB/file)
     return c

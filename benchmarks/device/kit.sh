@@ -1,9 +1,9 @@
 # Offline kit on a device machine (source it from the repo root). What the device image lacks
 # travels in git-ignored folders, one per call (each under the 64 MiB tree limit), and is
 # merged into /tmp/dk, which outlives a call while the machine stays warm:
-#   .dk1: whl/ (grain, ml_collections, rank-bm25, textworld, alfworld, gguf, ...), site/
+#   .dk1: whl/ (grain, ml_collections, rank-bm25, textworld, alfworld, gguf, ...), gguf.part_0; .dk2: site/
 #         (fast_downward: its wheel is built from source, so the installed package travels,
-#         libdownward.so stripped 33 -> 1.1 MB), alfworld/ (../shared/data/alfworld), gguf.part_0
+#         libdownward.so stripped 33 -> 1.1 MB), alfworld/ (../shared/data/alfworld; both moved from .dk1 on 2026-12-02: tree + .dk1 passed 64 MiB)
 #   .dk2: minilm/ (all-MiniLM-L6-v2, fp16), whl/ (openai 3.57 and its dependencies: the served
 #         reader's client)       .dk3: gguf.part_1, gguf.part_2 [, cache/experts]
 #   .dkq1-.dkq9: the Qwen2.5-Coder-0.5B-Instruct GGUF in 55 MiB parts (the served reader; made by

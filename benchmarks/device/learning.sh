@@ -59,7 +59,7 @@ ARMS=(
   "alpha_rl|configs/skill_alpha_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/alpha --config.warmstart.wait_s=900"
 )
 
-case ${ARMSET:-smol} in smol|reader|qwen) ;; *) echo "ARMSET=$ARMSET: one of smol, reader, qwen"; exit 2;; esac
+case ${ARMSET:-smol} in smol|reader|qwen|search) ;; *) echo "ARMSET=$ARMSET: one of smol, reader, qwen, search"; exit 2;; esac
 # ARMSET=reader (campaign 3, issue 18's next step): the frozen executor (SkillOS) and worker
 # (Skill-alpha) are a ZERO-SHOT Qwen2.5-Coder-0.5B-Instruct served by `mode=serve` on the same GPU
 # (its own share; kit: benchmarks/device/reader_bound.sh prep/kit), the curator / editor policy is
@@ -96,6 +96,24 @@ if [ "${ARMSET:-smol}" = qwen ]; then
     "skillos_qrl|configs/skillos_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/skillos_q --config.warmstart.wait_s=900 $Q"
     "alpha_qsft|configs/skill_alpha_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/alpha_q --config.eval.handwritten_dir=$HW $Q"
     "alpha_qrl|configs/skill_alpha_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/alpha_q --config.warmstart.wait_s=900 $Q"
+  )
+fi
+
+# ARMSET=search (campaign 5): the Qwen reader SFT'd on the *searching* expert (sft.play_search:
+# it looks for the object receptacle by receptacle, in the places its own-type skill names first
+# when that skill is in context), all 200 train games, 70 % of episodes with skills, 70 % of those
+# with their own type's skill (written from 8 other games). Upper bound = the rule teacher's skills
+# from every train game (benchmarks/learning/teacher_skills, the "handwritten" condition here).
+# skillos_ss1: the same reader and bound with seed 1 (second seed of the headline comparison).
+if [ "${ARMSET:-smol}" = search ]; then
+  Q="--config.model.path=qwen2.5-coder-0.5b"
+  S="--config.sft.play_search=True --config.sft.play_tasks=0 --config.sft.play_skill_fraction=0.7 --config.sft.play_relevant_share=0.7 --config.sft.play_skill_games=8 --config.sft.play_steps=${PLAY_STEPS:-200}"
+  TS=benchmarks/learning/teacher_skills
+  declare -A MEM=([skillos_ssft]=0.24 [skillos_srl]=0.30 [skillos_ss1]=0.24)
+  ARMS=(
+    "skillos_ssft|configs/skillos_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/skillos_s --config.eval.handwritten_dir=$TS --config.eval.conditions=no_memory,handwritten,curated $S $Q"
+    "skillos_srl|configs/skillos_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/skillos_s --config.warmstart.wait_s=900 $Q"
+    "skillos_ss1|configs/skillos_alfworld_learning.py|--config.steps=0 --config.seed=1 --config.eval.handwritten_dir=$TS --config.eval.conditions=no_memory,handwritten $S $Q"
   )
 fi
 
@@ -179,8 +197,8 @@ elif [ "$part" = launch ]; then
   # the arms run from a snapshot of the tree: a later call's tree sync cannot change their code
   mkdir -p $L/src && tar cf - --exclude='./.dk*' --exclude=./.git --exclude=./.venv --exclude=./.whl . | tar xf - -C $L/src
   cd $L/src
-  [ "${DRY:-0}" = 1 ] || [ "${ARMSET:-smol}" = qwen ] || XLA_PYTHON_CLIENT_MEM_FRACTION=0.03 setsid nohup timeout 240 python3 benchmarks/device/gpu_check.py > $L/logs/gpu_check.log 2>&1 < /dev/null &
-  case ${ARMSET:-smol} in reader|qwen) join_qwen || exit 1;; esac
+  [ "${DRY:-0}" = 1 ] || [ "${ARMSET:-smol}" = qwen ] || [ "${ARMSET:-smol}" = search ] || XLA_PYTHON_CLIENT_MEM_FRACTION=0.03 setsid nohup timeout 240 python3 benchmarks/device/gpu_check.py > $L/logs/gpu_check.log 2>&1 < /dev/null &
+  case ${ARMSET:-smol} in reader|qwen|search) join_qwen || exit 1;; esac
   if [ "${ARMSET:-smol}" = reader ]; then start_reader || exit 1; fi
   [ "${DRY:-0}" = 1 ] || setsid nohup nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 15 > $L/logs/gpu.csv 2>&1 &
   for a in "${ARMS[@]}"; do

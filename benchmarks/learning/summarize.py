@@ -71,6 +71,20 @@ COMPARISONS += [
     ("skillos", "skillos_qsft", "no_memory", "skillos_qsft", "handwritten",
      "Qwen2.5-0.5B: hand-written skills - No Memory, Clean/Heat/Cool (control for the gap reader)", GAP_HELD_OUT),
 ]
+# ARMSET=search (campaign 5): a reader SFT'd on the searching expert (sft.play_search), whose
+# demonstrations follow the places a skill names; "handwritten" there is the rule teacher's
+# skills from every valid_train game (benchmarks/learning/teacher_skills), the upper bound.
+COMPARISONS += [
+    ("skillos", "skillos_ssft", "no_memory", "skillos_ssft", "handwritten",
+     "search reader: teacher skills - No Memory (upper bound)"),
+    ("skillos", "skillos_ssft", "no_memory", "skillos_ssft", "handwritten",
+     "search reader: teacher skills - No Memory, Clean/Heat/Cool", GAP_HELD_OUT),
+    ("skillos", "skillos_ssft", "no_memory", "skillos_ssft", "curated", "search reader: untrained curator - No Memory"),
+    ("skillos", "skillos_ssft", "no_memory", "skillos_srl", "curated", "search reader: RL curator - No Memory"),
+    ("skillos", "skillos_ssft", "curated", "skillos_srl", "curated", "search reader: RL - untrained curator"),
+    ("skillos", "skillos_ss1", "no_memory", "skillos_ss1", "handwritten",
+     "search reader, seed 1: teacher skills - No Memory (upper bound)"),
+]
 CURVES = {
     "skill1": ["success_rate", "retrieval_rate", "library_size", "library_mean_utility", "rerank_ndcg",
                "distil_parse_ok", "util/loss", "time/step_s"],

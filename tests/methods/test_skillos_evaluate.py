@@ -133,3 +133,23 @@ def test_flat_conditions_records_chunks_and_skills_in_context(tmp_path):
     # 10 episodes in chunks of 4 (4, 4, 2): 3 + 3 + 1 executor calls (the no-skill chunk runs 3 steps,
     # the mixed one 3, the handwritten-only one 1)
     assert ex.stats["calls"] == 7
+    assert all("actions" not in r.extras for r in nm + hwr)      # eval.keep_actions off (default)
+
+
+def test_keep_actions_stores_each_episodes_actions(tmp_path):
+    """eval.keep_actions: the records carry the executor's actions in order (a step without a
+    parsable action is None)."""
+    answers = iter(["<think>s</think><action>go</action>", "no action tag", "<think>s</think><action>win</action>"])
+
+    def respond(req):
+        return next(answers)
+
+    tasks = [Task("t0", "toy", "toy", "toy goal 0", split="s1")]
+    spec = EnvSpec(f"{ToyEnv.__module__}:ToyEnv", {"max_steps": 3})
+    with FakeOpenAIServer(respond) as srv, EnvPool(spec, 0, max_steps=3) as pool:
+        ex = Executor(WorkerChat(OpenAICompatWorker(OpenAICompatConfig(model="m", base_url=srv.base_url)), 0.0),
+                      PlayConfig(), action_tokens=16, max_steps=3, self_judge="env")
+        recs, _ = ev.evaluate({"s1": [TaskGroup(0, "toy", tuple(tasks))]}, ("no_memory",), None, ex, pool,
+                              tmp_path / "r", RolloutConfig(), batch_size=4, keep_actions=True)
+    (rec,) = recs[("no_memory", "s1")]
+    assert rec.extras["actions"] == ["go", None, "win"] and rec.won and rec.steps == 3

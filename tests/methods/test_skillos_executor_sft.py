@@ -106,3 +106,18 @@ def test_play_families_keeps_only_the_named_task_types():
     assert play_family_tasks(tasks, both) == tasks
     with pytest.raises(ValueError, match="pick_clean_then_place_in_recep"):  # no such task in the split
         play_family_tasks(tasks, "pick_clean_then_place_in_recep")
+
+
+def test_own_skill_places_reads_only_the_episodes_own_type_skill():
+    """sft.play_search: the searching expert follows the places of the skill of the episode's
+    own task type; other types' skills in the same prompt change nothing."""
+    from skillax.methods.skillos.executor_sft import own_skill_places
+
+    task = Task("g1", "alfworld", "pick_heat_then_place_in_recep", "put a hot egg in fridge", split="valid_train")
+    heat = ("pick-heat-then-place-in-recep: How to do pick heat then place in recep tasks.\n"
+            "1. Find the X. In earlier games it was in or on the countertop, fridge or cabinet. Go there.")
+    cool = ("pick-cool-then-place-in-recep: How to do pick cool then place in recep tasks.\n"
+            "1. Find the X. In earlier games it was in or on the diningtable. Go there.")
+    assert own_skill_places(task, [cool, heat]) == [["countertop", "fridge", "cabinet"]]
+    assert own_skill_places(task, [cool]) == []
+    assert own_skill_places(task, []) == []

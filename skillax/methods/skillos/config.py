@@ -26,6 +26,12 @@ other types' skills only), so the executor learns to use and to ignore injected 
 SFT'd on some types only has procedures it was never shown (the others): the controlled
 upper-bound experiment of issue 18 (does a skill in context teach a reader a procedure it
 does not know?). Unknown names raise ValueError.
+``sft.play_search`` (ours; ALFWorld only): the play transcripts come from the *searching*
+expert (:mod:`skillax.agents.envs.search_expert`) instead of the planner: it looks for the
+object receptacle by receptacle, in the places the episode's own-type skill names first when
+that skill is in context, else in a fixed default order. The planner's actions do not depend
+on the skills in context, so its demonstrations teach a reader to ignore them (campaign 4);
+these teach it to follow a skill's places (campaign 5, issue 18).
 
 Warm start shared by the arms (``warmstart``, BRIEF contract): ``save_dir`` saves the frozen
 executor (after its play SFT) and the curator (after its SFT); ``load_dir`` skips both SFT
@@ -125,9 +131,11 @@ def skillos(env_name: str = "auto") -> ml_collections.ConfigDict:
     c.sft.play_skill_fraction = 0.0     # share of play episodes with skills in context (0 = off)
     c.sft.play_relevant_share = 0.5     # of those: with the episode's own task-type skill
     c.sft.play_skill_games = 3          # other games each task-type skill is written from
+    c.sft.play_search = False           # ALFWorld: demonstrations of the searching expert (docstring)
     c.sft.play_families = ""            # task types of the play games, comma-separated ("" = all)
     c.eval = ml_collections.ConfigDict(dict(
-        n_groups=0, temperature=0.4, every=0, splits="", conditions="", handwritten_dir="", batch_size=0))
+        n_groups=0, temperature=0.4, every=0, splits="", conditions="", handwritten_dir="", batch_size=0,
+        keep_actions=False))   # keep_actions: no_memory / handwritten records keep the executor's actions
     return c
 
 

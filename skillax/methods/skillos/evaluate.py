@@ -173,8 +173,8 @@ def _flat_condition(cond: str, splits: Mapping[str, Sequence[TaskGroup]], handwr
 
 def evaluate(splits: Mapping[str, Sequence[TaskGroup]], conds: Sequence[str], curator, executor, pool,
              root: str | pathlib.Path, cfg: RolloutConfig, *, batch_size: int = 0,
-             handwritten: SkillRepo | None = None, repo_dir: str | pathlib.Path | None = None
-             ) -> tuple[dict[tuple[str, str], list[EpisodeRecord]], dict[str, dict]]:
+             handwritten: SkillRepo | None = None, repo_dir: str | pathlib.Path | None = None,
+             keep_actions: bool = False) -> tuple[dict[tuple[str, str], list[EpisodeRecord]], dict[str, dict]]:
     """Play every condition on every split's groups (module docstring).
 
     Args:
@@ -184,6 +184,10 @@ def evaluate(splits: Mapping[str, Sequence[TaskGroup]], conds: Sequence[str], cu
       executor: the frozen :class:`~skillax.methods.skillos.executor.Executor`.
       handwritten: the fixed repo of ``handwritten`` (:func:`load_handwritten`).
       repo_dir: where the curated repos are saved (``<repo_dir>/<split>/g<group>/``); None = not saved.
+      keep_actions: ``eval.keep_actions``: each no_memory / handwritten record keeps the
+        executor's actions in order (``extras["actions"]``; None for a step without a parsable
+        action), so a condition's wins and losses can be read afterwards. The curated rollouts'
+        task records hold no actions: their records never carry them.
     Returns:
       (records per (condition, split) in game order, curated repo statistics per split).
     """
@@ -199,7 +203,8 @@ def evaluate(splits: Mapping[str, Sequence[TaskGroup]], conds: Sequence[str], cu
         mine = chunk[lo:hi]
         trajs = executor.play(pool, [e[2] for e in mine], [e[3] for e in mine], episode_ids=range(lo, hi))
         recs = [((cond, slot.split), EpisodeRecord.from_trajectory(
-                    task, tr, retrieved=n_ret, **(slot.extras() | ({"skills": names} if n_ret >= 0 else {}))))
+                    task, tr, retrieved=n_ret, **(slot.extras() | ({"skills": names} if n_ret >= 0 else {})
+                                                  | ({"actions": [st.action for st in tr.steps]} if keep_actions else {}))))
                 for (cond, slot, task, _, n_ret, names), tr in zip(mine, trajs)]
         for key, rec in collectives.concat(collectives.allgather_objects(recs)):
             records[key].append(rec)

@@ -162,3 +162,58 @@ def build_transcripts(episodes, assignment, play_cfg: PlayConfig, count_tokens, 
     st["transcripts"] = len(out)
     st["mean_added_tokens"] = st.pop("added_tokens") / max(st["with_skills"], 1)
     return out, st
+
+
+def own_skill_places(task: Task, skills: Sequence[str]) -> list[list[str]]:
+    """The searching expert's places per find unit for ``task``: those named by its own task
+    type's skill among ``skills`` (the text starting ``"<skill_name(family)>:"``), else []."""
+    from skillax.methods.skillos.type_skills import find_places
+
+    head = skill_name(task.family) + ":"
+    for s in skills:
+        if s.startswith(head):
+            return find_places(s)
+    return []
+
+
+def search_transcripts(tasks: Sequence[Task], pool, play_cfg: PlayConfig, max_steps: int, fraction: float,
+                       relevant_share: float, games_per_skill: int, seed: int, count_tokens, max_len: int
+                       ) -> tuple[list[list[dict]], dict]:
+    """``sft.play_search``: the executor's play transcripts from the *searching* expert
+    (:mod:`skillax.methods.common.search_sft`) instead of planner replays. Skills are assigned
+    per episode as :func:`assign_skills` does (from the planner actions of other games); an
+    episode with its own type's skill searches in that skill's places first, so its actions
+    depend on the skill. Rows longer than ``max_len`` tokens are dropped (``over_budget``: a
+    row without its skills would no longer explain its actions). Returns (transcripts, stats)."""
+    from skillax.agents.envs.experts import expert_trajectory
+    from skillax.methods.common.search_sft import search_episodes
+
+    recs = [(t, expert_trajectory(t)) for t in tasks]
+    planned = [(t, r.actions, []) for t, r in recs if r.won and not r.error]
+    assignment = assign_skills(planned, fraction, relevant_share, games_per_skill, play_cfg.max_skills, seed)
+    skills = [s for s, _ in assignment]
+    places = [own_skill_places(t, s) for (t, _, _), s in zip(planned, skills)]
+    episodes, st = search_episodes([t for t, _, _ in planned], [a for _, a, _ in planned], skills, places,
+                                   pool, play_cfg, max_steps)
+    by_id = {t.id: (s, own) for (t, _, _), (s, own) in zip(planned, assignment)}
+    out: list[list[dict]] = []
+    st.update({"planner_won": len(planned), "episodes_with_skills": 0, "episodes_with_own_skill": 0,
+               "search_steps_with_own_skill": 0, "search_steps_without": 0, "transcripts": 0,
+               "over_budget": 0, "max_tokens": 0})
+    for task, actions, rows in episodes:
+        s, own = by_id[task.id]
+        st["episodes_with_skills"] += bool(s)
+        st["episodes_with_own_skill"] += own
+        st["search_steps_with_own_skill" if own else "search_steps_without"] += len(actions)
+        for row in rows:
+            n = count_tokens(row)
+            if n > max_len:
+                st["over_budget"] += 1
+                continue
+            st["max_tokens"] = max(st["max_tokens"], n)
+            out.append(row)
+    st["transcripts"] = len(out)
+    won_own = max(st["episodes_with_own_skill"], 1)
+    st["mean_steps_with_own_skill"] = st.pop("search_steps_with_own_skill") / won_own
+    st["mean_steps_without"] = st.pop("search_steps_without") / max(len(episodes) - st["episodes_with_own_skill"], 1)
+    return out, st

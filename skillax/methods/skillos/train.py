@@ -208,23 +208,42 @@ def executor_warmstart(cfg, engine, pool) -> dict:
     fill_expert_cache(cfg, tasks)
     pc = play_config(cfg)
     max_steps = int(cfg.env.max_steps)
-    episodes, stats = executor_sft.replay_episodes(tasks, env_spec(name, max_steps=max_steps), pc, max_steps,
-                                                   pool=pool)
-    assignment = executor_sft.assign_skills(
-        episodes, float(cfg.sft.get("play_skill_fraction", 0.0)), float(cfg.sft.get("play_relevant_share", 0.5)),
-        int(cfg.sft.get("play_skill_games", 3)), pc.max_skills, int(cfg.seed))
     tok = engine.tokenizer
     max_len = min(int(cfg.sft.play_max_len), int(cfg.model.max_len))
-    transcripts, st = executor_sft.build_transcripts(episodes, assignment, pc,
-                                                     lambda m: len(render_with_masks(tok, m)[0]), max_len)
     budget = int(cfg.model.max_len) - int(cfg.executor.action_tokens)
-    stats = {**stats, **st, "inference_budget": budget, "fits_inference_budget": st["max_tokens"] <= budget,
+    if bool(cfg.sft.get("play_search", False)):
+        if name != "alfworld":
+            raise ValueError(f"sft.play_search needs ALFWorld (the searching expert's games), not {name}")
+        transcripts, stats = executor_sft.search_transcripts(
+            tasks, pool, pc, max_steps,
+            float(cfg.sft.get("play_skill_fraction", 0.0)), float(cfg.sft.get("play_relevant_share", 0.5)),
+            int(cfg.sft.get("play_skill_games", 3)), int(cfg.seed), lambda m: len(render_with_masks(tok, m)[0]),
+            max_len)
+    else:
+        transcripts, stats = _planner_transcripts(cfg, tasks, pool, pc, max_steps, tok, max_len)
+    stats = {**stats, "inference_budget": budget, "fits_inference_budget": stats["max_tokens"] <= budget,
              "task_types": dict(sorted(collections.Counter(t.family for t in tasks).items()))}
     if not transcripts:
         return {"skipped": "no expert demonstrations", **stats}
     pcfg = cfg.copy_and_resolve_references()
     pcfg.sft.steps, pcfg.sft.lr, pcfg.sft.max_len = int(cfg.sft.play_steps), float(cfg.sft.play_lr), max_len
     return {**stats, **sft_on_transcripts(engine, pcfg, transcripts)}
+
+
+def _planner_transcripts(cfg, tasks, pool, pc, max_steps, tok, max_len):
+    """Planner replays with skills for a share of the episodes (``executor_sft``)."""
+    from skillax.methods.skillos import executor_sft
+    from skillax.tokenizers.chat import render_with_masks
+
+    name = env_name(cfg.env)
+    episodes, stats = executor_sft.replay_episodes(tasks, env_spec(name, max_steps=max_steps), pc, max_steps,
+                                                   pool=pool)
+    assignment = executor_sft.assign_skills(
+        episodes, float(cfg.sft.get("play_skill_fraction", 0.0)), float(cfg.sft.get("play_relevant_share", 0.5)),
+        int(cfg.sft.get("play_skill_games", 3)), pc.max_skills, int(cfg.seed))
+    transcripts, st = executor_sft.build_transcripts(episodes, assignment, pc,
+                                                     lambda m: len(render_with_masks(tok, m)[0]), max_len)
+    return transcripts, {**stats, **st}
 
 
 def make_pool(cfg) -> EnvPool:
@@ -563,7 +582,7 @@ def run_eval(cfg, engine, executor, pool, workdir: pathlib.Path, conds, handwrit
     records, repo = eval_lib.evaluate(
         splits, conds, engine.policy_sampler(float(cfg.eval.temperature)), executor, pool, rollout_root(workdir),
         rollout_config(cfg), batch_size=int(cfg.eval.get("batch_size", 0)), handwritten=handwritten,
-        repo_dir=(workdir / "eval_repos") if final else None)
+        repo_dir=(workdir / "eval_repos") if final else None, keep_actions=bool(cfg.eval.get("keep_actions", False)))
     out_conds: dict = {}
     for (c, s), recs in records.items():
         summ = eval_lib.condition_summary(recs)

@@ -100,6 +100,21 @@ def _places_text(counter: collections.Counter, order: dict[str, int]) -> str:
     return "the " + ", ".join(names[:-1]) + f" or {names[-1]}"
 
 
+_FIND_LINE = re.compile(r"Find (?:the|another) X\.(?: In earlier games it was in or on the ([^.]+)\.)?")
+
+
+def find_places(text: str) -> list[list[str]]:
+    """The receptacle types each find step of a rendered skill names, in order (the inverse of
+    :meth:`TypeKnowledge.render`'s "Find the X. In earlier games it was in or on the A, B or
+    C."): ``[["a", "b", "c"]]``; ``[]`` for a find step without places; no find step: ``[]``.
+    What the searching expert (:mod:`skillax.agents.envs.search_expert`) reads from a skill."""
+    out = []
+    for m in _FIND_LINE.finditer(text):
+        names = m.group(1)
+        out.append([n.strip() for n in re.split(r",\s*|\s+or\s+", names) if n.strip()] if names else [])
+    return out
+
+
 @dataclasses.dataclass
 class TypeKnowledge:
     """What the teacher learnt about one task type (module docstring)."""

@@ -1,0 +1,93 @@
+"""Play transcripts of the searching expert, with each episode's skills in its prompts.
+
+:func:`skillax.methods.common.play_sft.play_demonstrations` replays the planner, whose
+actions do not depend on the skills in context. Here the expert is
+:class:`skillax.agents.envs.search_expert.SearchExpert`: it searches for the object, in the
+order the episode's own-task-type skill gives when that skill is in context (its "In earlier
+games it was in or on ..." places, :func:`skillax.methods.skillos.type_skills.find_places`),
+else in the default order. So the demonstrations differ with and without a relevant skill,
+and a reader SFT'd on them learns to follow a skill's places and to ignore other types'
+skills (issue 18, campaign 5). Ours; no paper trains its executor this way.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from skillax.agents.agent_loop import PlayConfig, build_play_prompt
+from skillax.agents.envs.base import Task
+from skillax.agents.envs.search_expert import SearchExpert
+from skillax.methods.common.play_sft import expert_answer
+
+
+def search_episodes(tasks: Sequence[Task], plans: Sequence[Sequence[str]], skills: Sequence[Sequence[str]],
+                    find_places: Sequence[Sequence[Sequence[str]]], pool, play_cfg: PlayConfig,
+                    max_steps: int) -> tuple[list[tuple[Task, list[str], list[list[dict]]]], dict]:
+    """Play every task with the searching expert on ``pool`` (lock-step, chunks of
+    ``4 * pool.n_workers`` games; one at a time in-process) and keep the won episodes.
+
+    Args:
+      tasks, plans: the games and their planner actions (same length).
+      skills: per task, the skill texts in every play prompt of its episode (may be empty).
+      find_places: per task, the expert's places per find unit (``SearchExpert``; ``[]`` =
+        default order) -- those of the own-type skill among ``skills``, when there is one.
+      max_steps: episode cap (the pool's or the environment's own cap may end it earlier).
+    An episode the cap ended is kept (``truncated``: every action is the expert's, and a long
+    search without a skill is exactly what the reader will face); one whose plan could not be
+    followed (``expert_errors``) or whose environment failed (``failed``) is dropped.
+    Returns ([(task, actions played, transcripts)], stats) with stats: tasks, won, truncated,
+    expert_errors, failed, steps.
+    Raises ValueError when the per-task lists differ in length.
+    """
+    n = len(tasks)
+    if not (len(plans) == len(skills) == len(find_places) == n):
+        raise ValueError(f"tasks/plans/skills/find_places lengths differ: {n}, {len(plans)}, "
+                         f"{len(skills)}, {len(find_places)}")
+    out: list[tuple[Task, list[str], list[list[dict]]]] = []
+    st = {"tasks": n, "won": 0, "truncated": 0, "expert_errors": 0, "failed": 0, "steps": 0}
+    chunk = 4 * pool.n_workers if pool.n_workers else 1
+    for c in range(0, n, chunk):
+        idx = list(range(c, min(c + chunk, n)))
+        experts = [SearchExpert(plans[i], find_places[i]) for i in idx]
+        cur = pool.reset_batch([tasks[i] for i in idx])
+        obs, infos = [o for o, _ in cur], [inf for _, inf in cur]
+        failed = [bool(inf.get("failed")) for inf in infos]
+        hist: list[list[tuple[str, str]]] = [[] for _ in idx]
+        per: list[list[list[dict]]] = [[] for _ in idx]
+        won = [False] * len(idx)
+        over = [False] * len(idx)     # the plan ended (act returned None) before a win
+        for t in range(max_steps):
+            actions: list[str | None] = [None] * len(idx)
+            for j, i in enumerate(idx):
+                if pool.done[j] or failed[j]:
+                    continue
+                adm = infos[j].get("admissible_commands") or []
+                a = experts[j].act(obs[j], adm)
+                if a is None:
+                    over[j] = True
+                    pool.end_episodes([j])
+                    continue
+                msgs = build_play_prompt(tasks[i].goal, obs[j], hist[j], adm, skills[i], t, play_cfg)
+                per[j].append(msgs + [{"role": "assistant", "content": expert_answer(a)}])
+                hist[j].append((obs[j], a))
+                actions[j] = a
+            if all(a is None for a in actions):
+                break
+            for j, (o, _, done, info) in enumerate(pool.step_batch(actions)):
+                if actions[j] is None:
+                    continue
+                failed[j] = failed[j] or bool(info.get("failed"))
+                obs[j], infos[j] = o, info
+                st["steps"] += 1
+                if done:
+                    won[j] = bool(info.get("won", False))
+        for j, i in enumerate(idx):
+            if failed[j]:
+                st["failed"] += 1
+            elif won[j] or not over[j]:
+                st["won" if won[j] else "truncated"] += 1
+                out.append((tasks[i], [a for _, a in hist[j]], per[j]))
+            else:
+                st["expert_errors"] += 1
+        if not all(pool.done):
+            pool.end_episodes([j for j in range(len(idx)) if not pool.done[j]])
+    return out, st

@@ -104,17 +104,21 @@ fi
 # when that skill is in context), all 200 train games, 70 % of episodes with skills, 70 % of those
 # with their own type's skill (written from 8 other games). Upper bound = the rule teacher's skills
 # from every train game (benchmarks/learning/teacher_skills, the "handwritten" condition here).
-# skillos_ss1: the same reader and bound with seed 1 (second seed of the headline comparison).
+# skillos_ss<k>: the same reader and bound with seed k, for each k of SEEDS (default "1": campaign 5;
+# each such arm takes SEED_SHARE of the GPU, default 0.24: keep the shares' sum under ~0.93).
 if [ "${ARMSET:-smol}" = search ]; then
   Q="--config.model.path=qwen2.5-coder-0.5b"
   S="--config.sft.play_search=True --config.sft.play_tasks=0 --config.sft.play_skill_fraction=0.7 --config.sft.play_relevant_share=0.7 --config.sft.play_skill_games=8 --config.sft.play_steps=${PLAY_STEPS:-200}"
   TS=benchmarks/learning/teacher_skills
-  declare -A MEM=([skillos_ssft]=0.24 [skillos_srl]=0.30 [skillos_ss1]=0.24)
+  declare -A MEM=([skillos_ssft]=0.24 [skillos_srl]=0.30)
   ARMS=(
     "skillos_ssft|configs/skillos_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/skillos_s --config.eval.handwritten_dir=$TS --config.eval.conditions=no_memory,handwritten,curated $S $Q"
     "skillos_srl|configs/skillos_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/skillos_s --config.warmstart.wait_s=900 $Q"
-    "skillos_ss1|configs/skillos_alfworld_learning.py|--config.steps=0 --config.seed=1 --config.eval.handwritten_dir=$TS --config.eval.conditions=no_memory,handwritten $S $Q"
   )
+  for k in ${SEEDS:-1}; do
+    MEM[skillos_ss$k]=${SEED_SHARE:-0.24}
+    ARMS+=("skillos_ss$k|configs/skillos_alfworld_learning.py|--config.steps=0 --config.seed=$k --config.eval.handwritten_dir=$TS --config.eval.conditions=no_memory,handwritten $S $Q")
+  done
 fi
 
 if [ "${DRY:-0}" = 1 ]; then

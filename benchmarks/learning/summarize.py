@@ -82,9 +82,8 @@ COMPARISONS += [
     ("skillos", "skillos_ssft", "no_memory", "skillos_ssft", "curated", "search reader: untrained curator - No Memory"),
     ("skillos", "skillos_ssft", "no_memory", "skillos_srl", "curated", "search reader: RL curator - No Memory"),
     ("skillos", "skillos_ssft", "curated", "skillos_srl", "curated", "search reader: RL - untrained curator"),
-    ("skillos", "skillos_ss1", "no_memory", "skillos_ss1", "handwritten",
-     "search reader, seed 1: teacher skills - No Memory (upper bound)"),
-]
+] + [("skillos", f"skillos_ss{k}", "no_memory", f"skillos_ss{k}", "handwritten",
+       f"search reader, seed {k}: teacher skills - No Memory (upper bound)") for k in range(1, 10)]
 CURVES = {
     "skill1": ["success_rate", "retrieval_rate", "library_size", "library_mean_utility", "rerank_ndcg",
                "distil_parse_ok", "util/loss", "time/step_s"],

@@ -94,7 +94,7 @@ class SearchExpert:
         self.finds = 0          # find units done
         self.sub: dict[str, str] = {}
         self.taken: set[str] = set()
-        self.seen: dict[str, list[str]] = {}     # receptacle -> instances seen there (any type)
+        self.seen: dict[str, list[str]] = {}     # receptacle -> untaken instances of the searched type seen there
         self.checked: set[str] = set()           # receptacles looked into during this search
         self.search: dict | None = None
         self.error: str | None = None
@@ -135,6 +135,8 @@ class SearchExpert:
         return None
 
     def act(self, observation: str, admissible: Sequence[str]) -> str | None:
+        """The next action for ``observation`` (the reset observation first, then each step's)
+        and its ``admissible`` commands; None when the plan is over or ``error`` was set."""
         if self.error:
             return None
         adm = set(admissible)
@@ -146,8 +148,10 @@ class SearchExpert:
         if f is not None:
             planned, typ, j = f
             places = self.find_places[self.finds] if self.finds < len(self.find_places) else []
+            # the order from the admissible "go to"s now (where it stands has none: nothing to find there
+            # at a search's start -- a Pick Two's second search starts at the target, holding the first)
             self.search = {"planned": planned, "type": typ, "end": j, "opened": False,
-                           "order": search_order(receptacles(admissible), places), "k": -1}
+                           "order": search_order(receptacles(admissible), places)}
             self.checked = set()
             return self._search_step(observation, adm, admissible, fresh=True)
         a = self._rename(self.plan[self.i])

@@ -64,6 +64,11 @@ configs/skillos_alfworld_gpu.py; ours = decided here, reason given):
   rows 428 tokens mean / 657 max without skills, 581 / 1,107 with: all within
   ``sft.play_max_len`` = 1,280 (none falls back) and the executor's inference budget
   2,048 - 128 = 1,920.
+- Campaign 5 (``ARMSET=search`` in benchmarks/device/learning.sh) overrides the executor play
+  SFT: ``sft.play_search=True`` (the searching expert: its finds look first where the episode's
+  own-type skill says such objects were), all 200 games (``sft.play_tasks=0``), skill fraction
+  0.7, own-type share 0.7, skills from 8 other games, 240 updates; measured: 2,981 transcripts
+  (seed 0), none over 1,280 tokens, NLL 1.098 -> 0.015 in 169 s on the H200 with Qwen2.5-0.5B.
 - Curator SFT (gpu): 40 updates x 24 rows x 2,048 tokens at lr 5e-5 on the task-type-level
   rule teacher's demonstrations for all 200 valid_train games (paper: 3 epochs at 5e-6 of
   teacher demonstrations): 158 transcripts (35 insert_skill, 123 update_skill; task-type-level

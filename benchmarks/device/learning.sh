@@ -105,7 +105,8 @@ fi
 # with their own type's skill (written from 8 other games). Upper bound = the rule teacher's skills
 # from every train game (benchmarks/learning/teacher_skills, the "handwritten" condition here).
 # skillos_ss<k>: the same reader and bound with seed k, for each k of SEEDS (default "1": campaign 5;
-# each such arm takes SEED_SHARE of the GPU, default 0.24: keep the shares' sum under ~0.93).
+# each such arm takes SEED_SHARE of the GPU, default 0.24: keep the shares' sum under ~0.93; SEED_CONDS
+# = their conditions, default no_memory,handwritten; add curated for the SFT curator's repo per seed).
 if [ "${ARMSET:-smol}" = search ]; then
   Q="--config.model.path=qwen2.5-coder-0.5b"
   S="--config.sft.play_search=True --config.sft.play_tasks=0 --config.sft.play_skill_fraction=0.7 --config.sft.play_relevant_share=0.7 --config.sft.play_skill_games=8 --config.sft.play_steps=${PLAY_STEPS:-200}"
@@ -117,7 +118,7 @@ if [ "${ARMSET:-smol}" = search ]; then
   )
   for k in ${SEEDS:-1}; do
     MEM[skillos_ss$k]=${SEED_SHARE:-0.24}
-    ARMS+=("skillos_ss$k|configs/skillos_alfworld_learning.py|--config.steps=0 --config.seed=$k --config.eval.handwritten_dir=$TS --config.eval.conditions=no_memory,handwritten $S $Q")
+    ARMS+=("skillos_ss$k|configs/skillos_alfworld_learning.py|--config.steps=0 --config.seed=$k --config.eval.handwritten_dir=$TS --config.eval.conditions=${SEED_CONDS:-no_memory,handwritten} $S $Q")
   done
 fi
 

@@ -82,8 +82,11 @@ COMPARISONS += [
     ("skillos", "skillos_ssft", "no_memory", "skillos_ssft", "curated", "search reader: untrained curator - No Memory"),
     ("skillos", "skillos_ssft", "no_memory", "skillos_srl", "curated", "search reader: RL curator - No Memory"),
     ("skillos", "skillos_ssft", "curated", "skillos_srl", "curated", "search reader: RL - untrained curator"),
-] + [("skillos", f"skillos_ss{k}", "no_memory", f"skillos_ss{k}", "handwritten",
-       f"search reader, seed {k}: teacher skills - No Memory (upper bound)") for k in range(1, 10)]
+] + [c for k in range(1, 10) for c in (
+    ("skillos", f"skillos_ss{k}", "no_memory", f"skillos_ss{k}", "handwritten",
+     f"search reader, seed {k}: teacher skills - No Memory (upper bound)"),
+    ("skillos", f"skillos_ss{k}", "no_memory", f"skillos_ss{k}", "curated",
+     f"search reader, seed {k}: untrained curator - No Memory"))]
 CURVES = {
     "skill1": ["success_rate", "retrieval_rate", "library_size", "library_mean_utility", "rerank_ndcg",
                "distil_parse_ok", "util/loss", "time/step_s"],

@@ -105,15 +105,21 @@ fi
 # with their own type's skill (written from 8 other games). Upper bound = the rule teacher's skills
 # from every train game (benchmarks/learning/teacher_skills, the "handwritten" condition here).
 # skillos_ss1: the same reader and bound with seed 1 (second seed of the headline comparison).
+# alpha_ssft: the same lever for Skill-alpha's frozen worker (sft.play_search: 70 % of its play
+# episodes carry one rule document of every task type's teacher rules, from 8 other games each,
+# rendered as z is at evaluation), SFT only; bound = z_hand of the same teacher skills. The four
+# shares sum to 0.95 of the GPU: ONLY=skillos or ONLY=alpha to run a part.
 if [ "${ARMSET:-smol}" = search ]; then
   Q="--config.model.path=qwen2.5-coder-0.5b"
   S="--config.sft.play_search=True --config.sft.play_tasks=0 --config.sft.play_skill_fraction=0.7 --config.sft.play_relevant_share=0.7 --config.sft.play_skill_games=8 --config.sft.play_steps=${PLAY_STEPS:-200}"
+  AS="--config.sft.play_search=True --config.sft.play_skill_fraction=0.7 --config.sft.play_skill_games=8 --config.sft.play_steps=${PLAY_STEPS:-200}"
   TS=benchmarks/learning/teacher_skills
-  declare -A MEM=([skillos_ssft]=0.24 [skillos_srl]=0.30 [skillos_ss1]=0.24)
+  declare -A MEM=([skillos_ssft]=0.24 [skillos_srl]=0.30 [skillos_ss1]=0.24 [alpha_ssft]=0.17)
   ARMS=(
     "skillos_ssft|configs/skillos_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/skillos_s --config.eval.handwritten_dir=$TS --config.eval.conditions=no_memory,handwritten,curated $S $Q"
     "skillos_srl|configs/skillos_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/skillos_s --config.warmstart.wait_s=900 $Q"
     "skillos_ss1|configs/skillos_alfworld_learning.py|--config.steps=0 --config.seed=1 --config.eval.handwritten_dir=$TS --config.eval.conditions=no_memory,handwritten $S $Q"
+    "alpha_ssft|configs/skill_alpha_alfworld_learning.py|--config.steps=0 --config.eval.handwritten_dir=$TS $AS $Q"
   )
 fi
 

@@ -181,3 +181,36 @@ def test_rows_in_budget_drops_long_rows_and_counts_steps():
                   "mean_steps_without": 2.5}
     with pytest.raises(ValueError, match="lengths differ"):
         rows_in_budget(eps, [True], len, 5)
+
+
+@pytest.mark.slow      # ~45 s on the 2-core CI machine: engine creation and one 2048-token SFT step
+@needs_shared
+def test_play_warmstart_with_play_search_trains_on_the_search_rows(tmp_path, monkeypatch):
+    """The switch end to end on real valid_train games with a tiny random model: the planner
+    plans come from the cache (skipped when it does not hold them: no planner runs here)."""
+    import os
+
+    from skillax.agents.envs.experts import _cache_path
+    from skillax.methods.common.engine import PolicyEngine
+    from skillax.methods.skill_alpha import setting as setting_lib
+    from skillax.methods.skill_alpha.loop import play_warmstart
+    from tests.methods.test_skill_alpha_integration import _tiny_model_dir, tiny_config
+
+    cfg = tiny_config(_tiny_model_dir(str(tmp_path / "model")))
+    cfg.env.name, cfg.env.train_split, cfg.env.families, cfg.env.max_steps, cfg.env.workers = \
+        "alfworld", "valid_train", (), 12, 0
+    cfg.model.max_len = 2048
+    cfg.sft.n_tasks, cfg.sft.play_steps, cfg.sft.play_batch_size, cfg.sft.play_max_len = 6, 1, 2, 2048
+    cfg.sft.play_search, cfg.sft.play_skill_fraction, cfg.sft.play_skill_games = True, 1.0, 2
+    tasks = setting_lib.play_sft_tasks(cfg)
+    if not all(os.path.exists(_cache_path(t, "planner-wheel", None)) for t in tasks):
+        pytest.skip("the planner cache (SKILLAX_CACHE) lacks these games' records: no planner runs in tests")
+    engine = PolicyEngine.create(cfg, tmp_path / "work")
+    try:
+        out = play_warmstart(cfg, engine)
+    finally:
+        engine.close()
+    assert out["search_planner_won"] == 6 and out["search_episodes_with_skills"] == out["search_won"] + \
+        out["search_truncated"]
+    assert out["transcripts"] == out["search_transcripts"] > 0 and out["updates"] == 1
+    assert out["search_max_tokens"] <= 2048 and out["search_fits_inference_budget"]

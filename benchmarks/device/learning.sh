@@ -107,14 +107,20 @@ fi
 # skillos_ss<k>: the same reader and bound with seed k, for each k of SEEDS (default "1": campaign 5;
 # each such arm takes SEED_SHARE of the GPU, default 0.24: keep the shares' sum under ~0.93; SEED_CONDS
 # = their conditions, default no_memory,handwritten; add curated for the SFT curator's repo per seed).
+# alpha_ssft: the same lever for Skill-alpha's frozen worker (sft.play_search: 70 % of its play
+# episodes carry one rule document of every task type's teacher rules, from 8 other games each,
+# rendered as z is at evaluation), SFT only; bound = z_hand of the same teacher skills. With the
+# default seed arm the four shares sum to 0.95 of the GPU: ONLY=skillos or ONLY=alpha to run a part.
 if [ "${ARMSET:-smol}" = search ]; then
   Q="--config.model.path=qwen2.5-coder-0.5b"
   S="--config.sft.play_search=True --config.sft.play_tasks=0 --config.sft.play_skill_fraction=0.7 --config.sft.play_relevant_share=0.7 --config.sft.play_skill_games=8 --config.sft.play_steps=${PLAY_STEPS:-200}"
+  AS="--config.sft.play_search=True --config.sft.play_skill_fraction=0.7 --config.sft.play_skill_games=8 --config.sft.play_steps=${PLAY_STEPS:-200}"
   TS=benchmarks/learning/teacher_skills
-  declare -A MEM=([skillos_ssft]=0.24 [skillos_srl]=0.30)
+  declare -A MEM=([skillos_ssft]=0.24 [skillos_srl]=0.30 [alpha_ssft]=0.17)
   ARMS=(
     "skillos_ssft|configs/skillos_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/skillos_s --config.eval.handwritten_dir=$TS --config.eval.conditions=no_memory,handwritten,curated $S $Q"
     "skillos_srl|configs/skillos_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/skillos_s --config.warmstart.wait_s=900 $Q"
+    "alpha_ssft|configs/skill_alpha_alfworld_learning.py|--config.steps=0 --config.eval.handwritten_dir=$TS $AS $Q"
   )
   for k in ${SEEDS:-1}; do
     MEM[skillos_ss$k]=${SEED_SHARE:-0.24}

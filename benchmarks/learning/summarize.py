@@ -82,6 +82,9 @@ COMPARISONS += [
     ("skillos", "skillos_ssft", "no_memory", "skillos_ssft", "curated", "search reader: untrained curator - No Memory"),
     ("skillos", "skillos_ssft", "no_memory", "skillos_srl", "curated", "search reader: RL curator - No Memory"),
     ("skillos", "skillos_ssft", "curated", "skillos_srl", "curated", "search reader: RL - untrained curator"),
+    ("skill_alpha", "alpha_ssft", "no_skill", "alpha_ssft", "handwritten",
+     "search worker: teacher rules - no skill (upper bound)"),
+    ("skill_alpha", "alpha_ssft", "no_skill", "alpha_ssft", "with_skill", "search worker: SFT editor z_T - no skill"),
 ] + [c for k in range(1, 10) for c in (
     ("skillos", f"skillos_ss{k}", "no_memory", f"skillos_ss{k}", "handwritten",
      f"search reader, seed {k}: teacher skills - No Memory (upper bound)"),

@@ -91,3 +91,33 @@ def search_episodes(tasks: Sequence[Task], plans: Sequence[Sequence[str]], skill
         if not all(pool.done):
             pool.end_episodes([j for j in range(len(idx)) if not pool.done[j]])
     return out, st
+
+
+def rows_in_budget(episodes: Sequence[tuple[Task, Sequence[str], Sequence[list[dict]]]], guided: Sequence[bool],
+                   count_tokens, max_len: int) -> tuple[list[list[dict]], dict]:
+    """The rows of :func:`search_episodes`' episodes that fit ``max_len`` tokens, and their
+    statistics. ``guided[i]``: episode i's search followed a skill's places (its steps count
+    as "with"). ``count_tokens(messages)`` = a row's token count. A row past ``max_len`` is
+    dropped, not stripped of its skills: without them it would no longer explain its actions.
+    Returns (rows, stats): transcripts, over_budget, max_tokens (longest row kept), guided
+    (episodes), mean_steps_with (per guided episode), mean_steps_without (per other episode).
+    Raises ValueError when ``guided`` and ``episodes`` differ in length."""
+    if len(guided) != len(episodes):
+        raise ValueError(f"episodes/guided lengths differ: {len(episodes)}, {len(guided)}")
+    out: list[list[dict]] = []
+    st = {"transcripts": 0, "over_budget": 0, "max_tokens": 0, "guided": 0}
+    steps = [0, 0]                                    # with, without
+    for (_, actions, rows), g in zip(episodes, guided):
+        st["guided"] += bool(g)
+        steps[0 if g else 1] += len(actions)
+        for row in rows:
+            n = count_tokens(row)
+            if n > max_len:
+                st["over_budget"] += 1
+                continue
+            st["max_tokens"] = max(st["max_tokens"], n)
+            out.append(row)
+    st["transcripts"] = len(out)
+    st["mean_steps_with"] = steps[0] / max(st["guided"], 1)
+    st["mean_steps_without"] = steps[1] / max(len(episodes) - st["guided"], 1)
+    return out, st

@@ -43,6 +43,14 @@ class JobScore:
     answer: str = ""
 
 
+def play_skills(ctx: str) -> list[str]:
+    """The skills list of the worker's play prompts for skill context ``ctx``
+    (``prompts.skill_context``): the one document, or none for an empty context. What
+    ``agent_loop.build_play_prompt`` renders at evaluation and in the play SFT of
+    ``sft.play_search`` (:mod:`skillax.methods.skill_alpha.play_search`)."""
+    return [ctx] if ctx.strip() else []
+
+
 def qa_messages(skill_ctx: str, question: str, system: str = QA_SYSTEM) -> list[dict]:
     """Single-turn worker prompt: optional skill block, then the question."""
     block = f"Skill (rules to follow):\n{skill_ctx}\n\n" if skill_ctx.strip() else ""
@@ -103,7 +111,7 @@ class EnvScorer:
         when the worker has ``reserve_calls``, module docstring)."""
         from skillax.agents.agent_loop import play_episodes
 
-        skills = [[ctx] if ctx.strip() else [] for ctx, _ in jobs]
+        skills = [play_skills(ctx) for ctx, _ in jobs]
         reserve = getattr(self.worker, "reserve_calls", None)
         if reserve is not None:
             base = reserve(self.max_steps)

@@ -57,6 +57,12 @@ Keys (``configs/skill_alpha_*.py`` override):
   ``noop_examples`` / ``rule_level``: the rule teacher's NOOP-when-covered rule and rule
   level (``sft_data``). The worker's frozen weights are kept in the workdir, so a resume
   never re-runs the play SFT.
+  ``play_search`` (ours, default False = the paper-free planner replay with no skill in
+  context; ALFWorld only): the play transcripts come from the *searching* expert, and
+  ``play_skill_fraction`` of the episodes carry a rule document rendered as the worker sees z
+  at evaluation, made of the rule teacher's type skills of every task type (each from
+  ``play_skill_games`` other train games); the expert searches the places of the episode's
+  own-type rules first (:mod:`skillax.methods.skill_alpha.play_search`).
 * ``warmstart`` (shared, ``methods.common.warmstart``): ``save_dir`` saves the editor after
   its SFT + the frozen worker + ``evidence_stream.json``; ``load_dir`` starts from them and
   skips both SFT stages (the arms of an experiment edit the same stream with the same worker).
@@ -111,6 +117,9 @@ def skill_alpha(setting: str = "experience") -> ml_collections.ConfigDict:
     c.sft.play_lr = 5e-5
     c.sft.play_max_len = 2048                            # play rows (one game turn); 0 = sft.max_len
     c.sft.play_batch_size = 0                            # 0 = sft.batch_size
+    c.sft.play_search = False                            # ALFWorld: searching expert + rule document (docstring)
+    c.sft.play_skill_fraction = 0.0                      # play_search: share of episodes with the document
+    c.sft.play_skill_games = 3                           # play_search: other games each type's rules come from
     c.sft.noop_examples = False                          # rule teacher: NOOP when the rule covers the chunk
     c.sft.rule_level = "instance"                        # rule teacher: "instance" | "type" plans
     c.rl = config_defaults.rl()

@@ -133,6 +133,30 @@ def _inputs(lanes, stream, cfg) -> list[UnitInput]:
     return out
 
 
+def _search_warmstart(cfg, pc, engine, train_tasks, records, pool) -> dict:
+    """``sft.play_search``: the searching expert's transcripts with the rule document in a
+    share of the episodes (:mod:`skillax.methods.skill_alpha.play_search`), then the play SFT
+    on them alone; the summary holds their statistics and ``fits_inference_budget`` (the
+    longest row fits ``model.max_len - worker.action_tokens``)."""
+    from skillax.methods.common.sft_warmstart import play_sft_warmstart
+    from skillax.methods.skill_alpha.play_search import search_play_transcripts
+    from skillax.tokenizers.chat import render_with_masks
+
+    tok = engine.tokenizer
+    plans = [r.actions if r.won and not r.error else [] for r in records]
+    rows, st = search_play_transcripts(
+        train_tasks, plans, pool, setting_lib.play_config(cfg), int(cfg.env.max_steps),
+        float(cfg.sft.get("play_skill_fraction", 0.0)), int(cfg.sft.get("play_skill_games", 3)), int(cfg.seed),
+        lambda m: len(render_with_masks(tok, m)[0]), int(pc.sft.max_len))
+    budget = int(cfg.model.max_len) - int(cfg.worker.action_tokens)
+    st = {**st, "inference_budget": budget, "fits_inference_budget": st["max_tokens"] <= budget}
+    if not rows:
+        return {"skipped": "no expert demonstrations", **st}
+    pc.sft.n_tasks = 0                                  # no planner replays: the search rows only
+    out = play_sft_warmstart(engine, pc, [], setting_lib.play_config(cfg), pool=pool, extra_transcripts=rows)
+    return {**{f"search_{k}": v for k, v in st.items()}, **out}
+
+
 def play_warmstart(cfg, engine) -> dict:
     """Play-format SFT on expert demonstrations (``cfg.sft.play_steps`` updates at
     ``cfg.sft.play_lr``, rows of ``sft.play_max_len`` tokens, ``sft.play_batch_size`` rows per
@@ -144,25 +168,31 @@ def play_warmstart(cfg, engine) -> dict:
     pc.sft.steps, pc.sft.lr = int(cfg.sft.play_steps), float(cfg.sft.play_lr)
     pc.sft.max_len = min(int(cfg.sft.get("play_max_len", 0) or cfg.sft.max_len), int(cfg.model.max_len))
     pc.sft.batch_size = int(cfg.sft.get("play_batch_size", 0) or cfg.sft.batch_size)
-    train_tasks = setting_lib.play_sft_tasks(cfg)
-    pc.sft.n_tasks = len(train_tasks)                   # already chosen (0 = all would mean none there)
     from skillax.methods.common import tasks as task_lib
 
     env = task_lib.resolve_env(cfg.env.name)
+    search = bool(cfg.sft.get("play_search", False))
+    if search and env != "alfworld":
+        raise ValueError(f"sft.play_search needs ALFWorld (the searching expert's games), not {env}")
+    train_tasks = setting_lib.play_sft_tasks(cfg)
+    pc.sft.n_tasks = len(train_tasks)                   # already chosen (0 = all would mean none there)
     n_workers = resolve_workers(cfg.env.workers)        # -1 / "auto": the cores minus one
+    records = None
     if env == "alfworld":  # fill the planner cache in parallel first
         from skillax.agents.envs.experts import alfworld_experts
 
-        alfworld_experts(train_tasks, n_workers=max(1, n_workers))
+        records = alfworld_experts(train_tasks, n_workers=max(1, n_workers))
     pool = None
-    if n_workers > 0:  # replay the experts on env.workers processes (ALFWorld resets take ~1-3 s)
+    if n_workers > 0 or search:  # replay the experts on env.workers processes (ALFWorld resets take ~1-3 s)
         from skillax.agents.envs import env_spec
         from skillax.agents.envs.runner import EnvPool
 
         steps = int(cfg.env.max_steps)
         pool = EnvPool(env_spec(env, max_steps=steps), n_workers, max_steps=steps)
     try:
-        return play_sft_warmstart(engine, pc, train_tasks, setting_lib.play_config(cfg), pool=pool)
+        if not search:
+            return play_sft_warmstart(engine, pc, train_tasks, setting_lib.play_config(cfg), pool=pool)
+        return _search_warmstart(cfg, pc, engine, train_tasks, records, pool)
     finally:
         if pool is not None:
             pool.close()

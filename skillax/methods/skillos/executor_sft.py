@@ -186,7 +186,7 @@ def search_transcripts(tasks: Sequence[Task], pool, play_cfg: PlayConfig, max_st
     depend on the skill. Rows longer than ``max_len`` tokens are dropped (``over_budget``: a
     row without its skills would no longer explain its actions). Returns (transcripts, stats)."""
     from skillax.agents.envs.experts import expert_trajectory
-    from skillax.methods.common.search_sft import search_episodes
+    from skillax.methods.common.search_sft import rows_in_budget, search_episodes
 
     recs = [(t, expert_trajectory(t)) for t in tasks]
     planned = [(t, r.actions, []) for t, r in recs if r.won and not r.error]
@@ -196,24 +196,10 @@ def search_transcripts(tasks: Sequence[Task], pool, play_cfg: PlayConfig, max_st
     episodes, st = search_episodes([t for t, _, _ in planned], [a for _, a, _ in planned], skills, places,
                                    pool, play_cfg, max_steps)
     by_id = {t.id: (s, own) for (t, _, _), (s, own) in zip(planned, assignment)}
-    out: list[list[dict]] = []
-    st.update({"planner_won": len(planned), "episodes_with_skills": 0, "episodes_with_own_skill": 0,
-               "search_steps_with_own_skill": 0, "search_steps_without": 0, "transcripts": 0,
-               "over_budget": 0, "max_tokens": 0})
-    for task, actions, rows in episodes:
-        s, own = by_id[task.id]
-        st["episodes_with_skills"] += bool(s)
-        st["episodes_with_own_skill"] += own
-        st["search_steps_with_own_skill" if own else "search_steps_without"] += len(actions)
-        for row in rows:
-            n = count_tokens(row)
-            if n > max_len:
-                st["over_budget"] += 1
-                continue
-            st["max_tokens"] = max(st["max_tokens"], n)
-            out.append(row)
-    st["transcripts"] = len(out)
-    won_own = max(st["episodes_with_own_skill"], 1)
-    st["mean_steps_with_own_skill"] = st.pop("search_steps_with_own_skill") / won_own
-    st["mean_steps_without"] = st.pop("search_steps_without") / max(len(episodes) - st["episodes_with_own_skill"], 1)
+    own = [by_id[t.id][1] for t, _, _ in episodes]
+    out, kept = rows_in_budget(episodes, own, count_tokens, max_len)
+    st.update({"planner_won": len(planned), "episodes_with_skills": sum(bool(by_id[t.id][0]) for t, _, _ in episodes),
+               "episodes_with_own_skill": kept["guided"], "transcripts": kept["transcripts"],
+               "over_budget": kept["over_budget"], "max_tokens": kept["max_tokens"],
+               "mean_steps_with_own_skill": kept["mean_steps_with"], "mean_steps_without": kept["mean_steps_without"]})
     return out, st

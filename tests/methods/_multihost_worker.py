@@ -119,12 +119,13 @@ def skill1_config(model_dir: str):
 
 def skillos_config(model_dir: str):
     """1 step of 2 groups (one per process; the train split's one group of 2 TextWorld games,
-    drawn twice) x 2 rollouts, repos seeded with the hand-written skills: 8 curator rows (each
-    ~1016 tokens: the curator's system prompt alone is ~900, so the rows cannot be shorter, and
-    a second step would double the test's cost; two 2-process updates in a row are
-    test_multihost_train's, a resumed second step test_multihost_skill1's); a real update (``tiny_config``'s ``rl.skip_no_signal = False``: a random curator's
-    advantages may all be 0); evaluation of no_memory (2 games: one per process) and curated
-    (1 group: process 1 runs none) on one split."""
+    drawn twice) x 2 rollouts, repos seeded with the hand-written skills: 8 curator rows, each
+    ~1016 tokens (the curator's system prompt alone is ~900: the rows cannot be shorter, and a
+    second step would cost ~40 % more; two 2-process updates in a row are
+    test_multihost_train's, a resumed second step test_multihost_skill1's); a real update
+    (``tiny_config``'s ``rl.skip_no_signal = False``: a random curator's advantages may all
+    be 0); evaluation of no_memory (2 games: one per process) and curated (1 group: process 1
+    runs none) on one split."""
     from tests.methods.test_skillos_integration import tiny_config
     from tests.methods.test_skills_wiring import HANDWRITTEN
 

@@ -93,7 +93,9 @@ def gathered_params(engine):
 
 def skill1_config(model_dir: str):
     """2 steps x 2 tasks x 2 rollouts; the task text retrieves (w/o Selection, threshold -1) so
-    every episode reads the seeded library and its utilities move; 2 eval games."""
+    every episode reads the seeded library and its utilities move; 2 eval games. Rows are
+    <= ~300 tokens: ``model.max_len`` 384 and one 384 training bucket (the 1024 bucket of
+    ``skill1_tiny_config`` made the updates most of the test's time)."""
     from tests.methods.test_skill1_contract import skill1_tiny_config
     from tests.methods.test_skills_wiring import HANDWRITTEN
 
@@ -104,6 +106,8 @@ def skill1_config(model_dir: str):
     c.rollout.threshold = -1.0
     c.rollout.top_k = 3
     c.train.micro_batch = 4                       # a multiple of data x fsdp = 4
+    c.model.max_len = 384
+    c.train.length_buckets = (384,)
     c.eval.n_tasks = 2
     c.eval.splits = "valid_seen"
     c.eval.batch_size = 0
@@ -114,15 +118,18 @@ def skill1_config(model_dir: str):
 
 
 def skillos_config(model_dir: str):
-    """2 steps x 2 groups (one per process; the train split's one group of 2 TextWorld games,
-    drawn twice) x 2 rollouts, repos seeded with the hand-written skills: 8 curator rows per
-    step; real updates (``tiny_config``'s ``rl.skip_no_signal = False``: a random curator's
-    advantages may all be 0); evaluation of no_memory (2 games: one per process) and curated
-    (1 group: process 1 runs none) on one split."""
+    """1 step of 2 groups (one per process; the train split's one group of 2 TextWorld games,
+    drawn twice) x 2 rollouts, repos seeded with the hand-written skills: 8 curator rows, each
+    ~1016 tokens (the curator's system prompt alone is ~900: the rows cannot be shorter, and a
+    second step would cost ~40 % more; two 2-process updates in a row are
+    test_multihost_train's, a resumed second step test_multihost_skill1's); a real update
+    (``tiny_config``'s ``rl.skip_no_signal = False``: a random curator's advantages may all
+    be 0); evaluation of no_memory (2 games: one per process) and curated (1 group: process 1
+    runs none) on one split."""
     from tests.methods.test_skillos_integration import tiny_config
     from tests.methods.test_skills_wiring import HANDWRITTEN
 
-    c = tiny_config(model_dir, steps=2)
+    c = tiny_config(model_dir, steps=1)
     c.init_skills = str(HANDWRITTEN)              # every repo starts with 6 skills: retrieval from task 1
     c.groups_per_step = 2
     c.tasks_per_group = 2

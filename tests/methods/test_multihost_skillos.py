@@ -1,8 +1,8 @@
 """SkillOS as 2 cooperating processes x 4 fake CPU devices (issue 21) equals the 1-process
 8-device run with the same seed: a tiny random Qwen3 (SmolLM2 tokenizer) as curator and frozen
-executor on real TextWorld games, 2 RL steps of 2 groups (one per process) x 2 rollouts x 2
+executor on real TextWorld games, 1 RL step of 2 groups (one per process) x 2 rollouts x 2
 tasks, every repo seeded with the 6 hand-written skills (``init_skills``: BM25 retrieval and the
-executor's skills in context from the first task), real updates (``rl.skip_no_signal = False``),
+executor's skills in context from the first task), a real update (``rl.skip_no_signal = False``),
 checkpoint, evaluation of ``no_memory``
 (2 games: one per process) and ``curated`` (1 group: process 1 runs none).
 
@@ -54,8 +54,8 @@ def test_two_process_skillos_equals_one_process(tiny_model, tmp_path):  # noqa: 
         assert rc == 0, err[-4000:]
     one, two = tmp_path / "one" / "run", tmp_path / "two" / "run"
     m1, m2 = metrics(one), metrics(two)
-    assert [m["step"] for m in m1] == [0, 1] and all(m["rows"] == 8 for m in m1)
-    assert all(m["grad_norm"] > 0 and m["update_skipped"] == 0 for m in m1)          # two real updates
+    assert [m["step"] for m in m1] == [0] and all(m["rows"] == 8 for m in m1)
+    assert all(m["grad_norm"] > 0 and m["update_skipped"] == 0 for m in m1)          # a real update
     for a, b in zip(m1, m2, strict=True):
         assert set(a) == set(b)
         for k in a:
@@ -71,7 +71,7 @@ def test_two_process_skillos_equals_one_process(tiny_model, tmp_path):  # noqa: 
     assert not (two / "rollouts").exists() and not (two / "rollouts-p1").exists()
     s1, p1, h1 = checkpoint(one)
     s2, p2, h2 = checkpoint(two)
-    assert s1 == s2 == 1 and h1 == h2 and len(h1["repos"]) == 4 and len(h1["best_repo"]["skills"]) >= 6
+    assert s1 == s2 == 0 and h1 == h2 and len(h1["repos"]) == 4 and len(h1["best_repo"]["skills"]) >= 6
     diffs = {k: float(np.abs(p2[k] - v).max()) for k, v in p1.items()}
     print("max |2-process - 1-process| over params:", max(diffs.values()))
     assert set(p1) == set(p2) and all(d <= 1e-6 for d in diffs.values()), diffs

@@ -120,4 +120,7 @@ def test_own_skill_places_reads_only_the_episodes_own_type_skill():
             "1. Find the X. In earlier games it was in or on the diningtable. Go there.")
     assert own_skill_places(task, [cool, heat]) == [["countertop", "fridge", "cabinet"]]
     assert own_skill_places(task, [cool]) == []
+    # the prompt's per-skill cap cuts the places sentence: nothing to follow (not a cut list)
+    assert own_skill_places(task, [heat], max_chars=len(heat) - 12) == [[]]
+    assert own_skill_places(task, [heat], max_chars=len(heat)) == [["countertop", "fridge", "cabinet"]]
     assert own_skill_places(task, []) == []

@@ -164,15 +164,18 @@ def build_transcripts(episodes, assignment, play_cfg: PlayConfig, count_tokens, 
     return out, st
 
 
-def own_skill_places(task: Task, skills: Sequence[str]) -> list[list[str]]:
+def own_skill_places(task: Task, skills: Sequence[str], max_chars: int | None = None) -> list[list[str]]:
     """The searching expert's places per find unit for ``task``: those named by its own task
-    type's skill among ``skills`` (the text starting ``"<skill_name(family)>:"``), else []."""
+    type's skill among ``skills`` (the text starting ``"<skill_name(family)>:"``), else [].
+    ``max_chars``: the play prompt's per-skill cap (``play.max_skill_chars``): only what the
+    prompt shows is followed (a places sentence the cap cuts names no places)."""
     from skillax.methods.skillos.type_skills import find_places
 
     head = skill_name(task.family) + ":"
     for s in skills:
         if s.startswith(head):
-            return find_places(s)
+            text = s.strip()
+            return find_places(text if max_chars is None or len(text) <= max_chars else text[: max(0, max_chars - 3)])
     return []
 
 
@@ -192,7 +195,7 @@ def search_transcripts(tasks: Sequence[Task], pool, play_cfg: PlayConfig, max_st
     planned = [(t, r.actions, []) for t, r in recs if r.won and not r.error]
     assignment = assign_skills(planned, fraction, relevant_share, games_per_skill, play_cfg.max_skills, seed)
     skills = [s for s, _ in assignment]
-    places = [own_skill_places(t, s) for (t, _, _), s in zip(planned, skills)]
+    places = [own_skill_places(t, s, play_cfg.max_skill_chars) for (t, _, _), s in zip(planned, skills)]
     episodes, st = search_episodes([t for t, _, _ in planned], [a for _, a, _ in planned], skills, places,
                                    pool, play_cfg, max_steps)
     by_id = {t.id: (s, own) for (t, _, _), (s, own) in zip(planned, assignment)}

@@ -8,20 +8,9 @@ import pytest
 from skillax.agents.agent_loop import build_play_prompt
 from skillax.methods.skill_alpha import play_search as ps
 from tests.conftest import SHARED, needs_shared
-from tests.methods.test_skillos_groups import alf
-
-HEAT = [alf("t", f"pick_heat_then_place_in_recep-Egg-None-Fridge-{i}", "heat some egg and put it in fridge")
-        for i in range(3)]
-COOL = [alf("t", f"pick_cool_then_place_in_recep-Apple-None-Fridge-{i}", "cool some apple and put it in fridge")
-        for i in range(2)]
-WHERE = {HEAT[0].id: "shelf", HEAT[1].id: "desk", HEAT[2].id: "cabinet", COOL[0].id: "sofa", COOL[1].id: "bed"}
-
-
-def plan(t):
-    o = t.attributes["object"]
-    v, a = ("heat", "microwave") if "heat" in t.family else ("cool", "fridge")
-    return [f"go to {WHERE[t.id]} 1", f"take {o} 1 from {WHERE[t.id]} 1", f"go to {a} 1", f"{v} {o} 1 with {a} 1",
-            "go to fridge 1", f"move {o} 1 to fridge 1"]
+# the SkillOS executor-SFT tests' games: 3 Heat and 2 Cool, each object at its own WHERE place
+from tests.methods.test_skillos_executor_sft import COOL, HEAT, WHERE
+from tests.methods.test_skillos_executor_sft import actions as plan
 
 
 def test_type_rules_are_the_teacher_skill_steps_tagged_as_z_hand():

@@ -21,28 +21,18 @@ import time
 
 from skillax.agents.envs.alfworld import AlfWorldEnv, load_alfworld_tasks
 from skillax.agents.envs.experts import expert_trajectory
-from skillax.agents.envs.search_expert import SearchExpert
+from skillax.agents.envs.search_expert import SearchExpert, play_expert
 from skillax.evaluation import wilson_interval
-from skillax.methods.skillos.type_skills import find_places, type_skill
+from skillax.evaluation.records import ALFWORLD_TYPE_SHORT
+from skillax.methods.skillos.type_skills import find_places, teacher_row, type_skill
 
 CAP = 30
-SHORT = {"pick_and_place_simple": "Pick", "look_at_obj_in_light": "Look", "pick_clean_then_place_in_recep": "Clean",
-         "pick_heat_then_place_in_recep": "Heat", "pick_cool_then_place_in_recep": "Cool",
-         "pick_two_obj_and_place": "Pick2"}
 
 
 def play(env, task, plan, places, cap: int = 60) -> tuple[bool, int]:
-    obs, info = env.reset(task)
-    ex, n = SearchExpert(plan, places), 0
-    while n < cap:
-        a = ex.act(obs, info["admissible_commands"])
-        if a is None:
-            return False, n
-        obs, _, done, info = env.step(a)
-        n += 1
-        if done:
-            return bool(info.get("won")), n
-    return False, n
+    """(won, steps) of the searching expert on ``task`` with ``places`` per find unit."""
+    actions, won = play_expert(env, task, SearchExpert(plan, places), cap)
+    return won, len(actions)
 
 
 def main(argv: list[str]) -> None:
@@ -54,14 +44,12 @@ def main(argv: list[str]) -> None:
     res: dict = collections.defaultdict(lambda: collections.defaultdict(list))
     for t in won:
         others = [u for u in won if u.family == t.family and u.id != t.id]
-        row = lambda u: (u.goal, str(u.attributes.get("object") or ""), str(u.attributes.get("receptacle") or ""),
-                         recs[u.id].actions)
         conds = {"no_skill": []}
         for k, pick in (("skill_k8", random.Random(t.id).sample(others, min(8, len(others)))), ("skill_all", others)):
-            made = type_skill(t.family, [row(u) for u in pick])
+            made = type_skill(t.family, [teacher_row(u, recs[u.id].actions) for u in pick])
             conds[k] = find_places(made[1]) if made else []
         for c, places in conds.items():
-            res[c][SHORT.get(t.family, t.family)].append(play(env, t, recs[t.id].actions, places))
+            res[c][ALFWORLD_TYPE_SHORT.get(t.family, t.family)].append(play(env, t, recs[t.id].actions, places))
     env.close()
     out = {"benchmark": "search_oracle", "split": "valid_train", "games": len(won), "cap": CAP,
            "seconds": round(time.time() - t0, 1), "command": "python benchmarks/learning/search_oracle.py"}

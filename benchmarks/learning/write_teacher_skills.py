@@ -23,7 +23,7 @@ import sys
 from skillax.agents.envs.alfworld import load_alfworld_tasks
 from skillax.agents.envs.experts import expert_trajectory
 from skillax.methods.skillos.sft_data import skill_name
-from skillax.methods.skillos.type_skills import type_skill
+from skillax.methods.skillos.type_skills import teacher_row, type_skill
 from skillax.skills.skill_md import make_skill, render_skill_md
 
 
@@ -33,8 +33,7 @@ def teacher_skills(split: str = "valid_train") -> dict[str, str]:
     for t in load_alfworld_tasks(splits=[split]):
         rec = expert_trajectory(t)
         if rec.won and not rec.error:
-            by_family.setdefault(t.family, []).append(
-                (t.goal, str(t.attributes.get("object") or ""), str(t.attributes.get("receptacle") or ""), rec.actions))
+            by_family.setdefault(t.family, []).append(teacher_row(t, rec.actions))
     out = {}
     for fam, games in sorted(by_family.items()):
         desc, body = type_skill(fam, games)

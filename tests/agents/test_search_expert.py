@@ -4,7 +4,7 @@ from a rendered skill, and a plan that cannot be followed."""
 import pytest
 
 from skillax.agents.agent_loop import PlayConfig
-from skillax.agents.envs.search_expert import SearchExpert, instances_seen, receptacles, search_order
+from skillax.agents.envs.search_expert import SearchExpert, instances_seen, play_expert, receptacles, search_order
 from skillax.methods.skillos.type_skills import TypeKnowledge, find_places
 from tests.conftest import SHARED, needs_shared
 
@@ -59,18 +59,8 @@ def _play(task, plan, places=()):
 
     env = AlfWorldEnv(max_steps=60)
     try:
-        obs, info = env.reset(task)
-        ex, acts, won = SearchExpert(plan, places), [], False
-        while len(acts) < 60:
-            a = ex.act(obs, info["admissible_commands"])
-            if a is None:
-                break
-            acts.append(a)
-            obs, _, done, info = env.step(a)
-            if done:
-                won = bool(info["won"])
-                break
-        return ex, acts, won
+        ex = SearchExpert(plan, places)
+        return (ex, *play_expert(env, task, ex, 60))
     finally:
         env.close()
 

@@ -141,7 +141,7 @@ class SearchExpert:
             return None
         adm = set(admissible)
         if self.search is not None:
-            return self._search_step(observation, adm, admissible)
+            return self._search_step(observation, adm)
         if self.i >= len(self.plan):
             return None
         f = self._find_at(self.i)
@@ -153,7 +153,7 @@ class SearchExpert:
             self.search = {"planned": planned, "type": typ, "end": j, "opened": False,
                            "order": search_order(receptacles(admissible), places)}
             self.checked = set()
-            return self._search_step(observation, adm, admissible, fresh=True)
+            return self._search_step(observation, adm, fresh=True)
         a = self._rename(self.plan[self.i])
         if a not in adm:
             m = re.fullmatch(r"(?:move|put) .+? (?:to|in|on|in/on) (.+)", a)
@@ -170,7 +170,7 @@ class SearchExpert:
             self.at = a[len("go to "):]
         return a
 
-    def _search_step(self, observation: str, adm: set, admissible: Sequence[str], fresh: bool = False) -> str | None:
+    def _search_step(self, observation: str, adm: set, fresh: bool = False) -> str | None:
         s = self.search
         typ = s["type"]
         if not fresh and self.at is not None:
@@ -208,3 +208,20 @@ class SearchExpert:
         self.finds += 1
         self.search = None
         return take
+
+
+def play_expert(env, task, expert: SearchExpert, max_steps: int) -> tuple[list[str], bool]:
+    """One episode of ``expert`` in an ALFWorld ``env`` (reset on ``task``), in-process, up to
+    ``max_steps`` actions: (actions played, won). The oracle benchmark and the tests play it so;
+    SFT data comes from :func:`skillax.methods.common.search_sft.search_episodes` (on a pool)."""
+    obs, info = env.reset(task)
+    actions: list[str] = []
+    while len(actions) < max_steps:
+        a = expert.act(obs, info["admissible_commands"])
+        if a is None:
+            return actions, False
+        actions.append(a)
+        obs, _, done, info = env.step(a)
+        if done:
+            return actions, bool(info.get("won"))
+    return actions, False

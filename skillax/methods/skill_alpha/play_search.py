@@ -32,7 +32,8 @@ from skillax.agents.envs.base import Task
 from skillax.methods.skill_alpha.anchors import play_skills
 from skillax.methods.skill_alpha.handwritten import skill_rules
 from skillax.methods.skill_alpha.prompts import skill_context
-from skillax.methods.skillos.type_skills import find_places, type_skill
+from skillax.methods.skillos.sft_data import skill_name
+from skillax.methods.skillos.type_skills import find_places, teacher_row, type_skill
 from skillax.skills.rules import make_rule_body, with_rules
 from skillax.skills.skill_md import make_skill
 
@@ -44,12 +45,10 @@ def type_rules(family: str, games: Sequence[tuple[Task, Sequence[str]]]) -> list
     """Rule texts of the rule teacher's type skill of ``family`` written from ``games`` =
     (task, planner actions), in order: ``"<family slug>, step i: ..."`` (``skill_rules``);
     [] without games or when the first game has no object to abstract."""
-    rows = [(t.goal, str(t.attributes.get("object") or ""), str(t.attributes.get("receptacle") or ""), a)
-            for t, a in games]
-    made = type_skill(family, rows) if rows else None
+    made = type_skill(family, [teacher_row(t, a) for t, a in games]) if games else None
     if made is None:
         return []
-    return skill_rules(make_skill(family.lower().replace("_", "-"), *made))
+    return skill_rules(make_skill(skill_name(family), *made))
 
 
 def assign_documents(games: Sequence[tuple[Task, Sequence[str]]], fraction: float, games_per_skill: int,

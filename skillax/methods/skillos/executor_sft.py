@@ -34,7 +34,7 @@ from skillax.agents.agent_loop import PlayConfig, format_skills
 from skillax.agents.envs.base import Task
 from skillax.methods.skillos import prompts
 from skillax.methods.skillos.sft_data import skill_body, skill_name
-from skillax.methods.skillos.type_skills import type_skill
+from skillax.methods.skillos.type_skills import teacher_row, type_skill
 from skillax.skills.skill_md import make_skill
 
 _MARK = "_episode_end"
@@ -84,9 +84,7 @@ def skill_text(task: Task, games: Sequence[tuple[Task, Sequence[str]]]) -> str |
     ``task.family`` written from ``games`` = (task, expert actions); None without games."""
     if not games:
         return None
-    rows = [(t.goal, str(t.attributes.get("object") or ""), str(t.attributes.get("receptacle") or ""), a)
-            for t, a in games]
-    made = type_skill(task.family, rows)
+    made = type_skill(task.family, [teacher_row(t, a) for t, a in games])
     if made is None:   # no object to abstract (TextWorld): the first game's generalised steps
         made = (f"How to do {task.family.replace('_', ' ')} tasks.", skill_body(games[0][1]))
     return prompts.executor_skill_text(make_skill(skill_name(task.family), *made))

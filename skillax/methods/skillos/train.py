@@ -220,7 +220,7 @@ def executor_warmstart(cfg, engine, pool) -> dict:
             int(cfg.sft.get("play_skill_games", 3)), int(cfg.seed), lambda m: len(render_with_masks(tok, m)[0]),
             max_len)
     else:
-        transcripts, stats = _planner_transcripts(cfg, tasks, pool, pc, max_steps, tok, max_len)
+        transcripts, stats = _planner_transcripts(cfg, name, tasks, pool, pc, max_steps, tok, max_len)
     stats = {**stats, "inference_budget": budget, "fits_inference_budget": stats["max_tokens"] <= budget,
              "task_types": dict(sorted(collections.Counter(t.family for t in tasks).items()))}
     if not transcripts:
@@ -230,12 +230,11 @@ def executor_warmstart(cfg, engine, pool) -> dict:
     return {**stats, **sft_on_transcripts(engine, pcfg, transcripts)}
 
 
-def _planner_transcripts(cfg, tasks, pool, pc, max_steps, tok, max_len):
-    """Planner replays with skills for a share of the episodes (``executor_sft``)."""
+def _planner_transcripts(cfg, name, tasks, pool, pc, max_steps, tok, max_len):
+    """Planner replays of environment ``name`` with skills for a share of the episodes (``executor_sft``)."""
     from skillax.methods.skillos import executor_sft
     from skillax.tokenizers.chat import render_with_masks
 
-    name = env_name(cfg.env)
     episodes, stats = executor_sft.replay_episodes(tasks, env_spec(name, max_steps=max_steps), pc, max_steps,
                                                    pool=pool)
     assignment = executor_sft.assign_skills(

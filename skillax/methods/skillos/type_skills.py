@@ -181,6 +181,13 @@ class TypeKnowledge:
         return desc, "\n".join(lines)
 
 
+def teacher_row(task, actions: Sequence[str]) -> tuple[str, str, str, list[str]]:
+    """One game as :func:`type_skill` reads it: (goal, object, receptacle, expert actions) of an
+    ALFWorld :class:`~skillax.agents.envs.base.Task` (its ``attributes``; "" where absent)."""
+    return (task.goal, str(task.attributes.get("object") or ""), str(task.attributes.get("receptacle") or ""),
+            list(actions))
+
+
 def type_skill(family: str, games: Sequence[tuple[str, str, str, Sequence[str]]]) -> tuple[str, str] | None:
     """(description, body) of the skill for ``family`` from ``games`` = (goal, object,
     receptacle, expert actions) in order (the first fixes the procedure); None when the first

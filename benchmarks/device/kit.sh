@@ -1,17 +1,18 @@
 # Offline kit on a device machine (source it from the repo root). What the device image lacks
 # travels in git-ignored folders, one per call (each under the 64 MiB tree limit), and is
-# merged into /tmp/dk, which outlives a call while the machine stays warm:
-#   .dk1: whl/ (grain, ml_collections, rank-bm25, textworld, alfworld, gguf, ...), gguf.part_0; .dk2: site/
-#         (fast_downward: its wheel is built from source, so the installed package travels,
-#         libdownward.so stripped 33 -> 1.1 MB), alfworld/ (../shared/data/alfworld; both moved from .dk1 on 2026-12-02: tree + .dk1 passed 64 MiB)
-#   .dk2: minilm/ (all-MiniLM-L6-v2, fp16), whl/ (openai 3.57 and its dependencies: the served
-#         reader's client)       .dk3: gguf.part_1, gguf.part_2 [, cache/experts]
-#   .dkq1-.dkq9: the Qwen2.5-Coder-0.5B-Instruct GGUF in 55 MiB parts (the served reader; made by
-#         `bash benchmarks/device/reader_bound.sh prep`, copied by `reader_bound.sh kit`)
+# merged into /tmp/dk, which outlives a call while the machine stays warm. Build them here with
+# `bash benchmarks/device/build_kit.sh [smol] [qwen] [minilm] [experts]` (its header lists each):
+#   .dk1: whl/ (grain, dm-tree, ml_collections, rank-bm25, textworld, alfworld, gguf, ...) [, gguf.part_0]
+#   .dk2: site/ (fast_downward: built from source, so the installed package travels, libdownward.so
+#         stripped 33 -> 1.1 MB), alfworld/ (../shared/data/alfworld), whl/ (openai and its
+#         dependencies: the served reader's client) [, gguf.part_1]
+#   .dk3: site/ (jericho 3.3.1) [, gguf.part_2] [, cache/experts: planner records]
+#   .dk4: minilm/ (all-MiniLM-L6-v2, fp16; Skill1 only)
+#   .dkq1-.dkq9: the Qwen2.5-Coder-0.5B-Instruct GGUF in 55 MiB parts (`reader_bound.sh kit`)
 # The SmolLM2-135M-Instruct Q4_1 GGUF (md5 a1231443440b107ff29f02bdb38c9d0a) is split in 3.
 K=/tmp/dk
 mkdir -p $K/cache
-for d in .dk1 .dk2 .dk3; do   # once per folder and warm machine (a second copy could race a reader)
+for d in .dk1 .dk2 .dk3 .dk4; do   # once per folder and warm machine (a second copy could race a reader)
   if [ -d $d ] && [ ! -f $K/copied$d ]; then cp -r $d/. $K/ && touch $K/copied$d; fi
 done
 if [ ! -s $K/smollm2.gguf ] && [ -f $K/gguf.part_0 ] && [ -f $K/gguf.part_1 ] && [ -f $K/gguf.part_2 ]; then

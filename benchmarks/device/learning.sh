@@ -141,10 +141,16 @@ if [ "${DRY:-0}" = 1 ]; then
   done
 fi
 
+selected() {   # arm $1 is started: it matches the prefix ONLY (default all) and is not in SKIP (space-separated names)
+  case $1 in ${ONLY:-*}*) ;; *) return 1;; esac
+  for x in ${SKIP:-}; do [ "$x" = "$1" ] && return 1; done
+  return 0
+}
+
 status() {
   echo "== $(date -u +%T) deadline $(cat $L/deadline 2>/dev/null) (now $(date +%s))"
   for a in "${ARMS[@]}"; do
-    n=${a%%|*}; f=$L/runs/$n/metrics.jsonl
+    n=${a%%|*}; selected $n || continue; f=$L/runs/$n/metrics.jsonl
     steps=$( [ -f $f ] && wc -l < $f || echo 0 )
     ev=$(ls $L/runs/$n/eval/*.jsonl 2>/dev/null | wc -l)
     echo "-- $n: rl_steps=$steps eval_files=$ev $(grep -h '^rc=' $L/logs/$n.log 2>/dev/null)"
@@ -189,7 +195,7 @@ start_reader() {   # the served reader (ARMSET=reader): its own preallocated sha
 }
 
 all_done() {
-  for a in "${ARMS[@]}"; do n=${a%%|*}; grep -q '^rc=' $L/logs/$n.log 2>/dev/null || return 1; done
+  for a in "${ARMS[@]}"; do n=${a%%|*}; selected $n || continue; grep -q '^rc=' $L/logs/$n.log 2>/dev/null || return 1; done
   return 0
 }
 
@@ -214,7 +220,7 @@ elif [ "$part" = launch ]; then
   [ "${DRY:-0}" = 1 ] || setsid nohup nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 15 > $L/logs/gpu.csv 2>&1 &
   for a in "${ARMS[@]}"; do
     IFS='|' read -r n cfg ov <<< "$a"
-    case $n in ${ONLY:-*}*) ;; *) continue;; esac   # ONLY=prefix: start only those arms
+    selected $n || continue   # ONLY=prefix / SKIP="name ...": start only those arms
     extra=""
     case $n in *sft) ;; *) extra="--config.train_until_file=$L/deadline --config.max_train_minutes=${RL_MINUTES:-20}";; esac
     extra="$extra --config.model.sampler_memory_gb=$SAMPLER_GB"

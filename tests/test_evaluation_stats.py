@@ -7,7 +7,7 @@ import pytest
 
 from skillax.evaluation import EpisodeRecord, paired_bootstrap, paired_delta, read_records, summarize, \
     wilson_interval, write_records
-from skillax.evaluation.stats import mcnemar_exact_p
+from skillax.evaluation.stats import mcnemar_exact_p, seed_spread
 
 
 def test_wilson_hand_values():
@@ -45,6 +45,19 @@ def test_mcnemar_exact():
 def _rec(i, won, tt="pick_and_place_simple", steps=10, inv=0, ret=-1):
     return EpisodeRecord(task_id=f"valid_unseen/g{i}", split="valid_unseen", task_type=tt, won=won, steps=steps,
                          invalid_actions=inv, retrieved=ret)
+
+
+def test_seed_spread_hand_values():
+    # [0.1, 0.3]: mean 0.2, sd = sqrt(0.02) = 0.141421, t_{0.975,1} = 12.7062 -> half = 12.7062 * 0.1
+    out = seed_spread([0.1, 0.3])
+    assert out["k"] == 2 and out["mean"] == pytest.approx(0.2) and out["sd"] == pytest.approx(0.1414214, abs=1e-6)
+    assert out["ci95"] == pytest.approx([0.2 - 1.270620, 0.2 + 1.270620], abs=1e-5)
+    # four seeds of campaigns 5-6 (valid_unseen upper bounds): t_{0.975,3} = 3.182446
+    out = seed_spread([-0.134, 0.172, -0.127, 0.067])
+    assert out["mean"] == pytest.approx(-0.0055) and out["sd"] == pytest.approx(0.150600, abs=1e-5)
+    assert out["ci95"][1] - out["mean"] == pytest.approx(3.182446 * 0.150600 / 2, abs=1e-5)
+    with pytest.raises(ValueError, match=">= 2"):
+        seed_spread([0.1])
 
 
 def test_summarize_per_type_and_rates():
@@ -88,3 +101,34 @@ def test_records_round_trip_and_bad_files(tmp_path):
         read_records(bad)
     with pytest.raises(ValueError):
         EpisodeRecord(task_id="", split="s", task_type="t", won=True, steps=1)
+
+
+def test_pool_seeds_keeps_the_latest_line_per_seed_and_needs_two_seeds(tmp_path):
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks/learning/pool_seeds.py"
+    spec = importlib.util.spec_from_file_location("pool_seeds", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    name = "search reader, seed {}: teacher skills - No Memory (upper bound)"
+    lines = [{"method": "skillos", "comparison": name.format(1), "seed": 1, "split": "u", "n": 10, "delta": 0.5,
+              "date": "a"},
+             {"method": "skillos", "comparison": name.format(1), "seed": 1, "split": "u", "n": 10, "delta": 0.1,
+              "date": "b"},                                        # seed 1 measured again later: this one
+             {"method": "skillos", "comparison": "search reader: teacher skills - No Memory (upper bound)",
+              "seed": 0, "split": "u", "n": 10, "delta": 0.3, "date": "a"},
+             {"method": "skillos", "comparison": name.format(0), "seed": 0, "split": "s", "n": 10, "delta": 0.2,
+              "date": "a"},                                        # one seed on split s: no pooled line
+             {"method": "skillos", "comparison": "search reader, seed 2: untrained curator - No Memory",
+              "seed": 2, "split": "u", "n": 10, "delta": 0.9, "date": "a"}]   # another comparison
+    out = mod.pooled_lines(lines, mod.DEFAULT, "pooled", "d", "cmd")
+    assert len(out) == 1 and out[0]["split"] == "u" and out[0]["seeds"] == [0, 1]
+    assert out[0]["deltas"] == [0.3, 0.1] and out[0]["delta"] == pytest.approx(0.2)
+    assert out[0]["delta_ci95"] == pytest.approx([0.2 - 1.270620, 0.2 + 1.270620], abs=1e-5)
+    f = tmp_path / "summary.jsonl"
+    f.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    mod.main(["--summary", str(f), "--name", "pooled", "--write"])
+    mod.main(["--summary", str(f), "--name", "pooled", "--write"])   # replaces, does not append twice
+    got = [json.loads(x) for x in f.read_text().splitlines()]
+    assert len(got) == len(lines) + 1 and got[-1]["comparison"] == "pooled"

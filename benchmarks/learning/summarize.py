@@ -140,6 +140,17 @@ def train_minutes(rows: list[dict]) -> float:
     return round(sum(float(r.get("time/step_s", 0.0)) for r in rows) / 60.0, 2)
 
 
+def arm_seed(run: pathlib.Path, default: int) -> int:
+    """The arm's ``config.seed`` from its ``config.json`` (the per-seed arms ``skillos_ss<k>``
+    run with ``--config.seed=k``); ``default`` (``--seed``) where the file is absent."""
+    p = run / "config.json"
+    if p.exists():
+        seed = json.loads(p.read_text()).get("seed")
+        if seed is not None:
+            return int(seed)
+    return default
+
+
 def load_eval(runs: pathlib.Path) -> dict:
     """{(arm, condition, split): [EpisodeRecord]}."""
     out = {}
@@ -202,7 +213,8 @@ def main(argv=None) -> int:
         method = METHOD.get(arm.split("_")[0], arm)
         m = read_metrics(a.runs / arm)
         s = summarize(recs)
-        line = {"method": method, "arm": arm.split("_", 1)[1], "condition": cond, "seed": a.seed, "split": split,
+        line = {"method": method, "arm": arm.split("_", 1)[1], "condition": cond,
+                "seed": arm_seed(a.runs / arm, a.seed), "split": split,
                 "n": s["n"], "success": s["success"], "ci95": s["ci95"], "per_type": s["per_type"],
                 "mean_steps": s["mean_steps"], "invalid_action_rate": s["invalid_action_rate"],
                 "retrieval_rate": s["retrieval_rate"], "failed": s["failed"], "rl_steps": len(m),
@@ -228,7 +240,7 @@ def main(argv=None) -> int:
                 continue
             d = paired_delta(b, x, seed=a.seed)
             lines.append({"method": method, "comparison": name, "baseline": f"{ba}:{bc}", "arm": f"{aa}:{ac}",
-                          "seed": a.seed, "split": split, "n": d["n"], "delta": d["delta"],
+                          "seed": arm_seed(a.runs / aa, a.seed), "split": split, "n": d["n"], "delta": d["delta"],
                           "delta_ci95": d["delta_ci95"], "arm_only": d["arm_only"],
                           "baseline_only": d["baseline_only"], "mcnemar_p": d["mcnemar_p"], "date": a.date})
             print(f"| {method} | {name} | {split} | {d['n']} | {d['delta']:+.3f} [{d['delta_ci95'][0]:+.3f}, "

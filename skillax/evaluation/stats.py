@@ -6,6 +6,8 @@
   games with replacement; both arms keep their outcome on each resampled game).
 * :func:`paired_delta` -- joins two arms' records on ``task_id`` and reports the difference,
   its bootstrap interval, the discordant counts and McNemar's exact two-sided p-value.
+* :func:`seed_spread` -- the mean of per-seed paired differences with a Student-t 95 %
+  interval over seeds (the between-seed spread a single seed's bootstrap cannot show).
 * :func:`summarize` -- one arm's summary (success, Wilson interval, per task type, mean steps,
   invalid-action rate, retrieval rate).
 """
@@ -99,6 +101,25 @@ def paired_delta(baseline: Sequence[EpisodeRecord], arm: Sequence[EpisodeRecord]
     a_only = sum(1 for x, y in zip(ya, yb) if x > y)
     return {"n": len(common), "delta": delta, "delta_ci95": [ci[0], ci[1]], "arm_only": b_only,
             "baseline_only": a_only, "mcnemar_p": mcnemar_exact_p(b_only, a_only)}
+
+
+def seed_spread(deltas: Sequence[float], level: float = 0.95) -> dict:
+    """Mean of per-seed differences (one paired ``delta`` per independently trained seed) and
+    the Student-t interval of that mean: mean +- t_{(1+level)/2, k-1} * sd / sqrt(k), sd the
+    sample standard deviation (ddof 1). Seeds are the unit here, not games: the interval
+    answers "would another training seed give a gain", which a per-seed game bootstrap does not.
+
+    Returns {"k", "mean", "sd", "ci95": [lo, hi]}. Example: [0.1, 0.3] -> mean 0.2,
+    sd 0.1414, ci95 [-1.0706, 1.4706] (t_{0.975,1} = 12.706). Raises ValueError for < 2 seeds.
+    """
+    from scipy.stats import t as student_t
+
+    d = np.asarray(deltas, np.float64)
+    if d.ndim != 1 or d.size < 2:
+        raise ValueError(f"seed_spread needs >= 2 per-seed deltas, got {d.size}")
+    mean, sd = float(d.mean()), float(d.std(ddof=1))
+    half = float(student_t.ppf((1.0 + level) / 2, d.size - 1)) * sd / math.sqrt(d.size)
+    return {"k": int(d.size), "mean": mean, "sd": sd, "ci95": [mean - half, mean + half]}
 
 
 def summarize(records: Sequence[EpisodeRecord]) -> dict:

@@ -104,6 +104,7 @@ def test_search_episodes_put_skills_in_the_prompts_and_drop_a_plan_that_fails(ga
                                   [[skill], [], []], [[["countertop"]], [], []], pool, cfg, 30)
     assert [len(a) for _, a, _ in eps] == [7, 11]
     assert st["won"] == 2 and st["expert_errors"] == 1 and st["steps"] == 7 + 11 + 1
+    assert st["kept"] == [0, 1]                       # input index of each kept episode (the third failed)
     (t0, a0, rows0), (_, a1, rows1) = eps
     assert len(rows0) == 7 and all(skill.splitlines()[1] in r[1]["content"] for r in rows0)
     assert rows0[1][2]["content"] == "<think>I should take tomato 1 from countertop 1.</think>" \

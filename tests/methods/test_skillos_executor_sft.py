@@ -82,6 +82,18 @@ def test_assign_skills_own_type_from_other_games_only():
     assert half == es.assign_skills(eps, 0.5, 0.5, 3, 3, seed=1)
 
 
+def test_contrast_skills_gives_every_game_its_own_skill_others_only_and_none():
+    eps = episodes()
+    reps, got = es.contrast_skills(eps, 3, 3, seed=4)
+    assert [t.id for t, _, _ in reps] == [t.id for t, _, _ in eps] * 3
+    assert got[:5] == es.assign_skills(eps, 1.0, 1.0, 3, 3, seed=4)      # (a) own type's skill among others'
+    assert got[5:10] == es.assign_skills(eps, 1.0, 0.0, 3, 3, seed=5)    # (b) other types' only
+    assert got[10:] == [([], False)] * 5                                 # (c) none
+    for (t, _, _), (skills, own) in zip(reps, got):
+        mine = [s for s in skills if s.startswith(t.family.replace("_", "-") + ":")]
+        assert own == bool(mine) and len(mine) <= 1
+
+
 def test_build_transcripts_counts_tokens_and_keeps_rows_in_budget():
     eps = episodes()
     assign = es.assign_skills(eps, 1.0, 1.0, 3, 3, seed=0)

@@ -35,7 +35,8 @@ def search_episodes(tasks: Sequence[Task], plans: Sequence[Sequence[str]], skill
     search without a skill is exactly what the reader will face); one whose plan could not be
     followed (``expert_errors``) or whose environment failed (``failed``) is dropped.
     Returns ([(task, actions played, transcripts)], stats) with stats: tasks, won, truncated,
-    expert_errors, failed, steps.
+    expert_errors, failed, steps, and ``kept``: the input index of each returned episode (in
+    order; callers pop it -- a task may appear several times, e.g. ``sft.play_contrast``).
     Raises ValueError when the per-task lists differ in length.
     """
     n = len(tasks)
@@ -43,7 +44,7 @@ def search_episodes(tasks: Sequence[Task], plans: Sequence[Sequence[str]], skill
         raise ValueError(f"tasks/plans/skills/find_places lengths differ: {n}, {len(plans)}, "
                          f"{len(skills)}, {len(find_places)}")
     out: list[tuple[Task, list[str], list[list[dict]]]] = []
-    st = {"tasks": n, "won": 0, "truncated": 0, "expert_errors": 0, "failed": 0, "steps": 0}
+    st = {"tasks": n, "won": 0, "truncated": 0, "expert_errors": 0, "failed": 0, "steps": 0, "kept": []}
     chunk = 4 * pool.n_workers if pool.n_workers else 1
     for c in range(0, n, chunk):
         idx = list(range(c, min(c + chunk, n)))
@@ -86,6 +87,7 @@ def search_episodes(tasks: Sequence[Task], plans: Sequence[Sequence[str]], skill
             elif won[j] or not over[j]:
                 st["won" if won[j] else "truncated"] += 1
                 out.append((tasks[i], [a for _, a in hist[j]], per[j]))
+                st["kept"].append(i)
             else:
                 st["expert_errors"] += 1
         if not all(pool.done):

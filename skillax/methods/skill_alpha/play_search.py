@@ -127,9 +127,9 @@ def search_play_transcripts(tasks: Sequence[Task], plans: Sequence[Sequence[str]
         places.append(find_places("\n".join(visible)))
     episodes, st = search_episodes([t for t, _ in planned], [p for _, p in planned], skills, places,
                                    pool, play_cfg, max_steps)
-    info = {t.id: (bool(s), any(p for p in ps)) for (t, _), s, ps in zip(planned, skills, places)}
-    out, kept = rows_in_budget(episodes, [info[t.id][1] for t, _, _ in episodes], count_tokens, max_len)
-    st.update({"planner_won": len(planned), "episodes_with_skills": sum(info[t.id][0] for t, _, _ in episodes),
+    kept_idx = st.pop("kept")
+    out, kept = rows_in_budget(episodes, [any(p for p in places[i]) for i in kept_idx], count_tokens, max_len)
+    st.update({"planner_won": len(planned), "episodes_with_skills": sum(bool(skills[i]) for i in kept_idx),
                "episodes_guided": kept["guided"], "own_rules_cut": cut, "transcripts": kept["transcripts"],
                "over_budget": kept["over_budget"], "max_tokens": kept["max_tokens"],
                "mean_steps_with_skill": kept["mean_steps_with"], "mean_steps_without": kept["mean_steps_without"]})

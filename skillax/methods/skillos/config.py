@@ -32,6 +32,11 @@ object receptacle by receptacle, in the places the episode's own-type skill name
 that skill is in context, else in a fixed default order. The planner's actions do not depend
 on the skills in context, so its demonstrations teach a reader to ignore them (campaign 4);
 these teach it to follow a skill's places (campaign 5, issue 18).
+``sft.play_contrast`` (ours; needs ``play_search``): every play game three times -- with its
+own type's skill among others', with other types' skills only, and with none
+(:func:`skillax.methods.skillos.executor_sft.contrast_skills`) -- instead of one context drawn
+with ``play_skill_fraction`` / ``play_relevant_share`` (then unused): counterfactual pairs for
+every game, where one draw left a type with a handful of own-skill episodes (campaign 6).
 
 Warm start shared by the arms (``warmstart``, BRIEF contract): ``save_dir`` saves the frozen
 executor (after its play SFT) and the curator (after its SFT); ``load_dir`` skips both SFT
@@ -132,6 +137,7 @@ def skillos(env_name: str = "auto") -> ml_collections.ConfigDict:
     c.sft.play_relevant_share = 0.5     # of those: with the episode's own task-type skill
     c.sft.play_skill_games = 3          # other games each task-type skill is written from
     c.sft.play_search = False           # ALFWorld: demonstrations of the searching expert (docstring)
+    c.sft.play_contrast = False         # play_search: each game with own+other / other / no skills (docstring)
     c.sft.play_families = ""            # task types of the play games, comma-separated ("" = all)
     c.eval = ml_collections.ConfigDict(dict(
         n_groups=0, temperature=0.4, every=0, splits="", conditions="", handwritten_dir="", batch_size=0,

@@ -177,29 +177,52 @@ def own_skill_places(task: Task, skills: Sequence[str], max_chars: int | None = 
     return []
 
 
+def contrast_skills(episodes: Sequence[tuple[Task, Sequence[str], list]], games_per_skill: int, max_skills: int,
+                    seed: int) -> tuple[list, list[tuple[list[str], bool]]]:
+    """``sft.play_contrast``: every episode three times, with (a) its own type's skill among
+    0..``max_skills``-1 other types' (:func:`assign_skills` with both shares 1), (b) 1..``max_skills``
+    other types' skills only (both shares... relevant share 0, drawn with seed ``seed + 1``), and
+    (c) no skill. Returns (episodes repeated as a + b + c, their assignments in the same order).
+
+    Why (issue 18, campaign 6): with one random context per game, each reader saw its own type's
+    skill in only ~half of the games (Look: ~9 of 19), and whether a reader learned to follow the
+    places varied from seed to seed; the three contexts of one game are counterfactual pairs --
+    the same game searched with and without its skill's places. Ours; no paper does this."""
+    own = assign_skills(episodes, 1.0, 1.0, games_per_skill, max_skills, seed)
+    others = assign_skills(episodes, 1.0, 0.0, games_per_skill, max_skills, seed + 1)
+    none = [([], False) for _ in episodes]
+    return list(episodes) * 3, own + others + none
+
+
 def search_transcripts(tasks: Sequence[Task], pool, play_cfg: PlayConfig, max_steps: int, fraction: float,
-                       relevant_share: float, games_per_skill: int, seed: int, count_tokens, max_len: int
-                       ) -> tuple[list[list[dict]], dict]:
+                       relevant_share: float, games_per_skill: int, seed: int, count_tokens, max_len: int,
+                       contrast: bool = False) -> tuple[list[list[dict]], dict]:
     """``sft.play_search``: the executor's play transcripts from the *searching* expert
     (:mod:`skillax.methods.common.search_sft`) instead of planner replays. Skills are assigned
     per episode as :func:`assign_skills` does (from the planner actions of other games); an
     episode with its own type's skill searches in that skill's places first, so its actions
     depend on the skill. Rows longer than ``max_len`` tokens are dropped (``over_budget``: a
-    row without its skills would no longer explain its actions). Returns (transcripts, stats)."""
+    row without its skills would no longer explain its actions). ``contrast``
+    (``sft.play_contrast``): every game in the three skill contexts of :func:`contrast_skills`
+    instead of one drawn with ``fraction`` / ``relevant_share`` (both then unused). Returns
+    (transcripts, stats)."""
     from skillax.agents.envs.experts import expert_trajectory
     from skillax.methods.common.search_sft import rows_in_budget, search_episodes
 
     recs = [(t, expert_trajectory(t)) for t in tasks]
     planned = [(t, r.actions, []) for t, r in recs if r.won and not r.error]
-    assignment = assign_skills(planned, fraction, relevant_share, games_per_skill, play_cfg.max_skills, seed)
+    n_games = len(planned)
+    if contrast:
+        planned, assignment = contrast_skills(planned, games_per_skill, play_cfg.max_skills, seed)
+    else:
+        assignment = assign_skills(planned, fraction, relevant_share, games_per_skill, play_cfg.max_skills, seed)
     skills = [s for s, _ in assignment]
     places = [own_skill_places(t, s, play_cfg.max_skill_chars) for (t, _, _), s in zip(planned, skills)]
     episodes, st = search_episodes([t for t, _, _ in planned], [a for _, a, _ in planned], skills, places,
                                    pool, play_cfg, max_steps)
-    by_id = {t.id: (s, own) for (t, _, _), (s, own) in zip(planned, assignment)}
-    own = [by_id[t.id][1] for t, _, _ in episodes]
-    out, kept = rows_in_budget(episodes, own, count_tokens, max_len)
-    st.update({"planner_won": len(planned), "episodes_with_skills": sum(bool(by_id[t.id][0]) for t, _, _ in episodes),
+    kept_idx = st.pop("kept")
+    out, kept = rows_in_budget(episodes, [assignment[i][1] for i in kept_idx], count_tokens, max_len)
+    st.update({"planner_won": n_games, "episodes_with_skills": sum(bool(skills[i]) for i in kept_idx),
                "episodes_with_own_skill": kept["guided"], "transcripts": kept["transcripts"],
                "over_budget": kept["over_budget"], "max_tokens": kept["max_tokens"],
                "mean_steps_with_own_skill": kept["mean_steps_with"], "mean_steps_without": kept["mean_steps_without"]})

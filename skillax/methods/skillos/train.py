@@ -201,6 +201,8 @@ def executor_warmstart(cfg, engine, pool) -> dict:
     name = env_name(cfg.env)
     if name == "reasoning":
         raise ValueError("sft.play_steps needs a play environment (alfworld / textworld), not reasoning")
+    if bool(cfg.sft.get("play_contrast", False)) and not bool(cfg.sft.get("play_search", False)):
+        raise ValueError("sft.play_contrast needs sft.play_search (the searching expert's episodes)")
     train_tasks = play_family_tasks(load_tasks(cfg.env, cfg.env.train_split, int(cfg.env.n_train_tasks) or None),
                                     str(cfg.sft.get("play_families", "")))
     n = int(cfg.sft.play_tasks)
@@ -218,7 +220,7 @@ def executor_warmstart(cfg, engine, pool) -> dict:
             tasks, pool, pc, max_steps,
             float(cfg.sft.get("play_skill_fraction", 0.0)), float(cfg.sft.get("play_relevant_share", 0.5)),
             int(cfg.sft.get("play_skill_games", 3)), int(cfg.seed), lambda m: len(render_with_masks(tok, m)[0]),
-            max_len)
+            max_len, contrast=bool(cfg.sft.get("play_contrast", False)))
     else:
         transcripts, stats = _planner_transcripts(cfg, name, tasks, pool, pc, max_steps, tok, max_len)
     stats = {**stats, "inference_budget": budget, "fits_inference_budget": stats["max_tokens"] <= budget,

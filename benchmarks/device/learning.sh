@@ -106,7 +106,9 @@ fi
 # from every train game (benchmarks/learning/teacher_skills, the "handwritten" condition here).
 # skillos_ss<k>: the same reader and bound with seed k, for each k of SEEDS (default "1": campaign 5;
 # each such arm takes SEED_SHARE of the GPU, default 0.24: keep the shares' sum under ~0.93; SEED_CONDS
-# = their conditions, default no_memory,handwritten; add curated for the SFT curator's repo per seed).
+# = their conditions, default no_memory,handwritten; add curated for the SFT curator's repo per seed;
+# more overrides for these arms may follow after a space, as campaign 6 did: SEED_CONDS="no_memory,
+# handwritten --config.eval.splits=valid_unseen --config.env.workers=8 --config.sft.play_contrast=True").
 # alpha_ssft: the same lever for Skill-alpha's frozen worker (sft.play_search: 70 % of its play
 # episodes carry one rule document of every task type's teacher rules, from 8 other games each,
 # rendered as z is at evaluation), SFT only; bound = z_hand of the same teacher skills. With the

@@ -12,7 +12,9 @@ edited skills, all k anchors) is batched.
   TextWorld) with ``skillax.agents.agent_loop.play_episodes``; V = game success (``won``).
   A local worker samples turn t of episode e with the key (base + t, e) (base reserved per
   play call, the ``methods.common.policy.TurnSampler`` scheme), so lock-step and overlapped
-  play (``overlap``) give the same episodes.
+  play (``overlap``) give the same episodes. With several processes (issue 21) each plays its
+  contiguous block of a call's jobs and the trajectories are gathered (:meth:`EnvScorer.play`):
+  the same episodes as one process playing them all.
 * :class:`ReasoningScorer` -- reasoning: one answer per question; V = the reasoning-gym scorer
   (or math-verify for AIME) through :class:`skillax.agents.envs.reasoning.ReasoningEnv`.
 * :class:`RubricScorer` -- document-to-skill: one answer per question; V = the all-or-nothing

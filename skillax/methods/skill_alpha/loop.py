@@ -1,4 +1,5 @@
-"""The Skill-alpha training loop (see the package docstring for the algorithm box)."""
+"""The Skill-alpha training loop (see the package docstring for the algorithm box and for
+what runs where with several processes)."""
 
 from __future__ import annotations
 

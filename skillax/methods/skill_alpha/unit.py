@@ -17,7 +17,11 @@ Per unit, in the paper's order:
    (:mod:`skillax.methods.skill_alpha.carry`).
 
 Batching: all editor samples of all units in one sampler call; all worker runs of all units
-(control + edits, all anchors) in one ``scorer.score`` call. With ``dedupe`` (default) an
+(control + edits, all anchors) in one ``scorer.score`` call. Several processes (issue 21):
+every process builds every unit's prompt and the same job plan; the editor call's rows are
+split by units (:func:`sample_edits`) and the scorer call's games by jobs
+(``anchors.EnvScorer.play``), each in contiguous blocks, with the 1-process call's keys, and
+gathered -- so the results below are the same on every process and equal the 1-process ones. With ``dedupe`` (default) an
 edited skill whose worker context is identical to the control's (e.g. an UPDATE that rewrites
 a rule with the same text) reuses the control run -- a tie by construction -- and identical
 edited skills share one run (exact for a greedy worker; for a sampling worker it gives

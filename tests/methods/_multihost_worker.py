@@ -163,6 +163,7 @@ def skill_alpha_config(model_dir: str):
     c.evidence.max_prompt_tokens = 372            # + unit.max_new_tokens 12 = the 384 bucket
     c.train.length_buckets = (384,)
     c.eval.n_tasks = 1
+    c.eval.conditions = "no_skill,with_skill"     # also after a loaded warm start (default: with_skill)
     c.eval.batch_size = 0
     c.env.workers = 0
     c.mesh.enabled = "true"

@@ -5,11 +5,18 @@ worker on real TextWorld games (``_multihost_worker.skill_alpha_config``): the e
 its control game), a real update on the 4 rows, inference over the stream and the evaluation of
 no_skill / with_skill on 1 game (one episode per process).
 
-Same: every metric but timings, ``evidence_stream.json``, ``samples.jsonl``, ``eval.json`` (but
-seconds), the per-game records, z_T's folder (``skill/``), the checkpoint's host payload (the
-lanes) and the parameters (within 1e-6). A random editor writes no valid edit, so the edited
-skills' games (the dedupe and carry paths) are not exercised here: the 1-process unit tests
-cover them, and their jobs go through the same split scorer call.
+Three runs at once: the 1-process reference, which also saves its pre-RL state as a warm start
+(``warmstart.save_dir``: no SFT stage, so the initial editor and worker, the evidence stream
+and the sampler's call counter); a 2-process run from scratch; a 2-process run that waits for
+and loads that warm start (``warmstart.load_dir``: the worker restored onto the global mesh,
+each process sampling with its replica) and runs the same RL step.
+
+Same, for both 2-process runs: every metric but timings, ``evidence_stream.json``,
+``samples.jsonl``, ``eval.json`` (but seconds), the per-game records, z_T's folder
+(``skill/``), the checkpoint's host payload (the lanes) and the parameters (within 1e-6). A
+random editor writes no valid edit, so the edited skills' games (the dedupe and carry paths)
+are not exercised here: the 1-process unit tests cover them, and their jobs go through the same
+split scorer call as the control games.
 
 Bad input: an SFT warm start with 2 processes is refused on both, before any SFT or training.
 """
@@ -31,19 +38,7 @@ def metrics(work):
     return [{k: v for k, v in m.items() if not k.startswith(SKIP)} for m in lines]
 
 
-@needs_8
-@pytest.mark.slow
-def test_two_process_skill_alpha_equals_one_process(tiny_model, tmp_path):  # noqa: F811
-    from skillax import modes
-
-    procs = launch(tmp_path / "two", "skill_alpha", tiny_model)
-    try:
-        modes.run(run_config(tiny_model), str(tmp_path / "one" / "run"))
-    finally:
-        results = finish(procs, timeout=600)
-    for rc, out, err in results:
-        assert rc == 0, err[-4000:]
-    one, two = tmp_path / "one" / "run", tmp_path / "two" / "run"
+def assert_same_run(one, two):
     m1, m2 = metrics(one), metrics(two)
     assert [m["step"] for m in m1] == [0] and m1[0]["units"] == 2 and m1[0]["worker_jobs"] == 2
     assert m1[0]["grad_norm"] > 0 and m1[0]["update_skipped"] == 0                    # a real update
@@ -63,8 +58,31 @@ def test_two_process_skill_alpha_equals_one_process(tiny_model, tmp_path):  # no
     s2, p2, h2 = checkpoint(two)
     assert s1 == s2 == 0 and h1 == h2 and len(h1["lanes"]) == 2
     diffs = {k: float(np.abs(p2[k] - v).max()) for k, v in p1.items()}
-    print("max |2-process - 1-process| over params:", max(diffs.values()))
+    print(f"{two.parent.name}: max |2-process - 1-process| over params:", max(diffs.values()))
     assert set(p1) == set(p2) and all(d <= 1e-6 for d in diffs.values()), diffs
+
+
+@needs_8
+@pytest.mark.slow
+def test_two_process_skill_alpha_equals_one_process(tiny_model, tmp_path):  # noqa: F811
+    from skillax import modes
+
+    ws = tmp_path / "ws"
+    scratch = launch(tmp_path / "scratch", "skill_alpha", tiny_model)
+    loaded = launch(tmp_path / "loaded", "skill_alpha", tiny_model,
+                    extra=(f"--config.warmstart.load_dir={ws}", "--config.warmstart.wait_s=900"))
+    try:
+        cfg = run_config(tiny_model)
+        cfg.warmstart.save_dir = str(ws)
+        modes.run(cfg, str(tmp_path / "one" / "run"))
+    finally:
+        results = finish(scratch + loaded, timeout=900)
+    for rc, out, err in results:
+        assert rc == 0, err[-4000:]
+    assert all("warm start loaded from" in out for _, out, _ in results[2:])
+    one = tmp_path / "one" / "run"
+    assert_same_run(one, tmp_path / "scratch" / "run")
+    assert_same_run(one, tmp_path / "loaded" / "run")
 
 
 @needs_8

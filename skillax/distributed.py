@@ -260,7 +260,7 @@ def require_single_process(what: str) -> None:
     if process.count() > 1:
         raise NotImplementedError(
             f"{what} with {process.count()} processes is not built yet ({ISSUE}, items 2 and 4: rollouts "
-            "split across processes, one truth for the host state; skill1 and skillos have them). Run it "
+            "split across processes, one truth for the host state; skill1, skillos and skill_alpha have them). Run it "
             "with one process (--config.distributed.enabled=false).")
 
 

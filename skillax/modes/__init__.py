@@ -50,7 +50,7 @@ def help_text() -> str:
 
 # modes that load ``cfg.model``: its settings are checked against the checkpoint first
 # modes that run as several cooperating processes (issue 21); the others refuse more than one
-MULTI_PROCESS_MODES = frozenset({"info", "skill1", "skillos"})
+MULTI_PROCESS_MODES = frozenset({"info", "skill1", "skillos", "skill_alpha"})
 LOADS_MODEL = frozenset({"generate", "info", "sft", "skill1", "skillos", "skill_alpha", "serve", "export"})
 
 

@@ -18,8 +18,10 @@ Each worker has 4 fake CPU devices (XLA_FLAGS set by the launcher), joins the ru
 * ``skill1``: ``modes.run`` of the tiny Skill1 config (:func:`skill1_config`);
   OUT/run is the workdir both processes share (its checkpoint holds the params).
 * ``skillos``: the same with the tiny SkillOS config (:func:`skillos_config`).
+* ``skill_alpha``: the same with the tiny Skill-alpha config (:func:`skill_alpha_config`).
 
-Errors of the start-up checks go to stderr with exit status 3.
+Errors of the start-up checks -- and a method's refusal of what it does not run on several
+processes (NotImplementedError) -- go to stderr with exit status 3.
 """
 from __future__ import annotations
 
@@ -143,6 +145,32 @@ def skillos_config(model_dir: str):
     return c
 
 
+def skill_alpha_config(model_dir: str):
+    """1 RL step of 2 lanes (one per process: its editor rows and its control game) x 2 edit
+    candidates on the 2-chunk stream of real TextWorld games (2 evidence games, 2 anchors;
+    ``test_skill_alpha_integration.tiny_config``), no SFT, a real update on 4 rows, inference
+    over the stream (z_T's folder) and the held-out evaluation of no_skill / with_skill on 1
+    game (2 episodes: one per process, the control games' sampler shapes). Editor rows fit one
+    384-token training bucket. Environments in-process (``env.workers = 0``)."""
+    from tests.methods.test_skill_alpha_integration import tiny_config
+
+    c = tiny_config(model_dir)
+    c.steps = 1
+    c.lanes = 2
+    c.unit.group_size = 2
+    c.train.micro_batch = 4                       # a multiple of data x fsdp = 4
+    c.evidence.max_traj_chars = 100
+    c.evidence.max_prompt_tokens = 372            # + unit.max_new_tokens 12 = the 384 bucket
+    c.train.length_buckets = (384,)
+    c.eval.n_tasks = 1
+    c.eval.conditions = "no_skill,with_skill"     # also after a loaded warm start (default: with_skill)
+    c.eval.batch_size = 0
+    c.env.workers = 0
+    c.mesh.enabled = "true"
+    c.mesh.shape = MESH
+    return c
+
+
 def _override(cfg, o):
     key, value = o.removeprefix("--config.").split("=", 1)
     *path, leaf = key.split(".")
@@ -163,6 +191,8 @@ def main(argv):
         cfg = skill1_config(model_dir)
     elif role == "skillos":
         cfg = skillos_config(model_dir)
+    elif role == "skill_alpha":
+        cfg = skill_alpha_config(model_dir)
     else:
         cfg = engine_config(model_dir)
     cfg.distributed.update(dict(coordinator_address=f"127.0.0.1:{port}", num_processes=2, process_id=pid,
@@ -177,9 +207,13 @@ def main(argv):
         return 3
     import numpy as np
 
-    if role in ("skill1", "skillos"):
+    if role in ("skill1", "skillos", "skill_alpha"):
         from skillax import modes
-        distributed.run_guarded(modes.run, cfg, str(out / "run"))     # as the CLI runs it
+        try:
+            distributed.run_guarded(modes.run, cfg, str(out / "run"))     # as the CLI runs it
+        except NotImplementedError as e:
+            print(f"NotImplementedError: {e}", file=sys.stderr)
+            return 3
         return 0
 
     from skillax.methods.common.engine import PolicyEngine

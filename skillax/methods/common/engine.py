@@ -237,6 +237,18 @@ class PolicyEngine:
         host = multihost_utils.process_allgather(params, tiled=True)      # full numpy arrays
         return jax.device_put(host, self._local_shardings)
 
+    def frozen_target(self):
+        """Where a frozen sampler-dtype copy (a worker, an executor) lives between disk and
+        sampling: the sampler's weights with one process; with several the global mesh (the
+        train placement cast: orbax saves / restores it from every process), made a sampler
+        replica with :meth:`sampler_replica`. Its values are the current weights."""
+        return self._cast(self.state["params"]) if self._local_shardings is not None else self._sampler_params
+
+    def sampler_replica(self, params):
+        """A frozen copy on :meth:`frozen_target`'s placement -> the tree to sample with: as
+        given with one process, this process's replica with several (a collective)."""
+        return self._local_replica(params)
+
     # ---------------------------------------------------------------- sampling
     def _refresh_sampler_params(self):
         self._sampler_params = None            # drop the old copy before making the new one
@@ -305,7 +317,7 @@ class PolicyEngine:
         if placement not in ("sampler", "train"):
             raise ValueError(f"placement must be 'sampler' or 'train', got {placement!r}")
         multi = self._local_shardings is not None
-        target = self._cast(self.state["params"]) if multi else self._sampler_params
+        target = self.frozen_target()
         if reuse and self.has_frozen(name):
             ck = Checkpointer(self._frozen_dir(name), max_to_keep=1)
             try:

@@ -125,8 +125,9 @@ class WarmStart:
     def load(self, engine) -> tuple[dict[str, Any], dict[str, bytes], dict]:
         """Put the saved params and the policy samplers' call counter into ``engine`` (fresh
         optimiser state) and return
-        (frozen trees on the engine's placement, files, summary). Raises WarmStartError when
-        the folder is incomplete or was saved for another model."""
+        (frozen trees on ``engine.frozen_target()``'s placement -- with several processes the
+        global mesh, ``engine.sampler_replica`` makes them samplable --, files, summary).
+        Raises WarmStartError when the folder is incomplete or was saved for another model."""
         info = self.summary()
         if info["model"] != str(engine.cfg.model.path):
             raise WarmStartError(f"warm start {self.dir} was saved for model {info['model']!r}, "
@@ -140,7 +141,7 @@ class WarmStart:
         frozen = {}
         for name in info["frozen"]:
             with Checkpointer(self.dir / "frozen" / name, max_to_keep=1) as ck:
-                frozen[name] = ck.restore(0, target=engine.sampler_params)[0]
+                frozen[name] = ck.restore(0, target=engine.frozen_target())[0]
         files = {name: (self.dir / "files" / name).read_bytes() for name in info["files"]}
         return frozen, files, info["summary"]
 

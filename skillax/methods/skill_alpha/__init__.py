@@ -19,6 +19,30 @@
                its changelog (inference.py); evaluation (evaluate.py): held-out games with
                no skill / z_T / z_hand, one record per game and condition
 
+Several processes (issue 21, ``skillax.distributed``; ours -- the paper runs one process -- with
+the design of SkillOS's loop, ``skillos/train.py``): every process holds
+the same host state -- z_0, the stream, the lanes (each lane's z), the anchors -- builds every
+unit's editor prompt and the same worker-job plan, and runs its contiguous share
+(``collectives.share``) of each batched call on its own devices and environments: the editor's
+rows of its block of units (``unit.sample_edits``) and its block of the call's games -- the
+evidence games, the units' rollback evaluations (control and edited skills) and the held-out
+episodes (``anchors.EnvScorer.play``), sampling with its own replica of the editor's and the
+frozen worker's weights (``PolicyEngine``'s per-process sampler replica). Each row / turn keeps
+the key it has in the 1-process
+call (its global index under the call's reserved word), and the outputs are all-gathered in
+call order, so every process then computes the same rewards, carries and lane updates
+(checked by digest after every step: ``loop.units_bytes``) and the same training batch (global
+arrays, ``engine.train``'s digest check). Inference (one editor call per chunk) runs on every
+process with the same keys (z_T checked by digest). Process 0 writes the files (metrics,
+``samples.jsonl``, ``evidence_stream.json``, ``eval*``, ``skill/``, ``results.json``, plots);
+checkpoints are orbax's multi-process save. With one process every call is the unsplit call
+(bit-identical to before). Not built: the document / reasoning settings, ``stage = "sft_data"``,
+and the SFT stages or saving a warm start (their frozen worker is a per-process replica) --
+refused before any model loads or any SFT (``loop.check_processes`` / ``check_warm_start``).
+Loading a warm start (``load_dir`` or the run's own) works (``warm.load``; tested), and so
+should resuming from a checkpoint (the collective restore of the engine and the frozen worker,
+as SkillOS's; not tested for Skill-alpha).
+
 Modules: reward (the rollback reward; own-score ablation), carry, action_space (the editor's
 actions; ablations), prompts, anchors (anchored-query scorers), unit (one training unit),
 objectives (GRPO rows), evidence_stream, documents (embedded document-to-skill data), setting

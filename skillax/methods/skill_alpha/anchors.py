@@ -12,7 +12,9 @@ edited skills, all k anchors) is batched.
   TextWorld) with ``skillax.agents.agent_loop.play_episodes``; V = game success (``won``).
   A local worker samples turn t of episode e with the key (base + t, e) (base reserved per
   play call, the ``methods.common.policy.TurnSampler`` scheme), so lock-step and overlapped
-  play (``overlap``) give the same episodes.
+  play (``overlap``) give the same episodes. With several processes (issue 21) each plays its
+  contiguous block of a call's jobs and the trajectories are gathered (:meth:`EnvScorer.play`):
+  the same episodes as one process playing them all.
 * :class:`ReasoningScorer` -- reasoning: one answer per question; V = the reasoning-gym scorer
   (or math-verify for AIME) through :class:`skillax.agents.envs.reasoning.ReasoningEnv`.
 * :class:`RubricScorer` -- document-to-skill: one answer per question; V = the all-or-nothing
@@ -107,22 +109,28 @@ class EnvScorer:
         return res
 
     def play(self, jobs: Sequence[tuple[str, Task]]):
-        """Trajectories of the worker on the jobs' tasks (one batch; keyed per (turn, episode)
-        when the worker has ``reserve_calls``, module docstring)."""
+        """Trajectories of the worker on the jobs' tasks, in job order (one batch; keyed per
+        (turn, episode) when the worker has ``reserve_calls``, module docstring).
+
+        Several processes (issue 21): every process passes the same ``jobs`` (a collective);
+        each plays its contiguous block (``collectives.share``) on its own pool, episode e
+        keyed on its index in the whole call, and the trajectories are all-gathered in job
+        order -- so the episodes are those of the 1-process call, and the turn words are
+        reserved on every process, also one with no job."""
+        from skillax import collectives
         from skillax.agents.agent_loop import play_episodes
 
-        skills = [play_skills(ctx) for ctx, _ in jobs]
         reserve = getattr(self.worker, "reserve_calls", None)
-        if reserve is not None:
-            base = reserve(self.max_steps)
+        base = reserve(self.max_steps) if reserve is not None else None
+        lo, hi = collectives.share(len(jobs))
+        mine = jobs[lo:hi]
 
-            def generate(prompts, ids):
-                return self._generate(prompts, [(base + t, e) for e, t in ids])
-        else:
-            def generate(prompts, ids):
-                return self._generate(prompts)
-        return play_episodes(self.pool(), [t for _, t in jobs], generate, skills=skills,
-                             cfg=self.play_cfg, max_steps=self.max_steps, overlap=self.overlap, pass_ids=True)
+        def generate(prompts, ids):
+            return self._generate(prompts, None if base is None else [(base + t, lo + e) for e, t in ids])
+        trajs = play_episodes(self.pool(), [t for _, t in mine], generate, skills=[play_skills(c) for c, _ in mine],
+                              cfg=self.play_cfg, max_steps=self.max_steps, overlap=self.overlap,
+                              pass_ids=True) if mine else []
+        return collectives.concat(collectives.allgather_objects(trajs))
 
     def score(self, jobs: Sequence[tuple[str, Task]]) -> list[JobScore]:
         if not jobs:

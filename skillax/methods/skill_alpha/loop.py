@@ -1,4 +1,5 @@
-"""The Skill-alpha training loop (see the package docstring for the algorithm box)."""
+"""The Skill-alpha training loop (see the package docstring for the algorithm box and for
+what runs where with several processes)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import time
 
 import numpy as np
 
+from skillax import collectives, process
 from skillax.agents.envs.runner import resolve_workers
 from skillax.methods.common import host_state, run_dir
 from skillax.methods.common import warmstart as warmstart_lib
@@ -123,6 +125,52 @@ def unit_sample(step: int, res) -> dict:
                             "r_edit": c.r_edit, "reward": c.reward} for c in res.candidates]}
 
 
+def units_bytes(results, lanes) -> bytes:
+    """A canonical byte string of a step's outcome -- every candidate's text, validity and
+    rewards, each unit's control score, skip reason and carry, and the lanes after the step
+    (``Lane.to_host``): what every process must hold the same of (``collectives.agree``)."""
+    return json.dumps([[[r.input.lane, r.input.position, r.r_ctrl, r.skipped, r.carry_index,
+                         [[c.text, c.valid, c.r_edit, c.reward] for c in r.candidates]] for r in results],
+                       [lane.to_host() for lane in lanes]], sort_keys=True).encode()
+
+
+def check_processes(cfg) -> None:
+    """With several processes (issue 21): NotImplementedError, on every process before any
+    model loads, for what is not built for them -- the document and reasoning settings (their
+    scorers' worker and judge calls are not split across processes; experience's
+    ``anchors.EnvScorer`` is) and ``stage = "sft_data"`` (a one-process data export)."""
+    if process.count() == 1:
+        return
+    if cfg.setting != "experience":
+        raise NotImplementedError(
+            f"skill_alpha setting={cfg.setting!r} with {process.count()} processes is not built yet (issue 21: "
+            "only the experience setting's game scorer splits its worker runs across processes). Run it with "
+            "one process (--config.distributed.enabled=false).")
+    if cfg.stage == "sft_data":
+        raise NotImplementedError(f"skill_alpha stage='sft_data' with {process.count()} processes: write the SFT "
+                                  "data with one process (--config.distributed.enabled=false)")
+
+
+def check_warm_start(cfg, src, save_ws) -> None:
+    """With several processes and no checkpoint to resume: NotImplementedError, before any SFT
+    or training, when the run would run an SFT stage (``sft.play_steps`` / ``sft.steps`` with
+    no warm start to load) or save a warm start (``warmstart.save_dir``): the frozen worker is
+    a per-process sampler replica there (``methods.common.warmstart.WarmStart.save`` refuses
+    it; SkillOS refuses the same). Loading one (``load_dir``, or the run's own) works."""
+    if src is not None:
+        return
+    sft = (int(cfg.sft.play_steps) > 0 and cfg.setting == "experience") or int(cfg.sft.steps) > 0
+    saving = save_ws is not None and warmstart_lib.worth_saving(save_ws, cfg, sft)
+    if sft or saving:
+        what = ", ".join(x for x, on in (("the SFT stages (sft.play_steps / sft.steps)", sft),
+                                         (f"saving a warm start to {save_ws.dir if save_ws else ''}", saving)) if on)
+        raise NotImplementedError(
+            f"a Skill-alpha warm start -- {what} -- with {process.count()} processes is not built yet (issue 21: "
+            "its frozen worker is a per-process sampler replica). Run the SFT / warm-start arm with one process "
+            "(--config.distributed.enabled=false), then the RL arm with warmstart.load_dir (or resume from its "
+            "checkpoint), or run without SFT and without warmstart.save_dir.")
+
+
 def _inputs(lanes, stream, cfg) -> list[UnitInput]:
     out = []
     for lane in lanes:
@@ -225,7 +273,8 @@ def evaluate(cfg, st, z_t, workdir) -> dict:
     out = evaluate_conditions(st.scorer, _eval_tasks(cfg, st), skills, workdir, batch_size=int(cfg.eval.batch_size))
     out["seconds"] = time.perf_counter() - t0
     out["skill_chars"] = {c: len(skill_context(s)) for c, s in skills.items()}
-    (workdir / "eval.json").write_text(json.dumps(out, indent=2))
+    if process.is_writer():
+        (workdir / "eval.json").write_text(json.dumps(out, indent=2))
     print("eval:", json.dumps({k: (v["success"], v["n"]) for k, v in out["summaries"].items()}))
     return out
 
@@ -246,6 +295,7 @@ def run(cfg, workdir=None):
       ``<workdir>/skill/<name>/`` (SKILL.md + changelog).
     """
     workdir = pathlib.Path(workdir or f"runs/skill_alpha_{cfg.setting}")
+    check_processes(cfg)            # several processes: what is not built fails before any model loads
     run_dir.prepare(cfg, workdir)   # a resume with a config that changes the run's meaning fails here
     engine = PolicyEngine.create(cfg, workdir)
     results: dict = {}
@@ -257,6 +307,8 @@ def run(cfg, workdir=None):
     # <workdir>/warmstart/: e.g. an SFT-only arm cut during its evaluation, a crash in RL step 0)
     # -- redoing the SFT would replace the editor and worker that other arms already loaded
     src, save_ws, how = (None, None, "resume") if resuming else warmstart_lib.plan(cfg, workdir)
+    if process.count() > 1 and not resuming:
+        check_warm_start(cfg, src, save_ws)
     worker_params = None
     if resuming:
         if local_worker:
@@ -268,8 +320,9 @@ def run(cfg, workdir=None):
     else:
         # no checkpoint, no warm start: the worker is derived again, so an evidence stream that
         # a run that died before its first checkpoint sampled from its worker is not reused
-        if host_state.discard(workdir, [warm.STREAM_FILE]):
+        if process.is_writer() and host_state.discard(workdir, [warm.STREAM_FILE]):
             print(f"no checkpoint: removed {warm.STREAM_FILE} of an earlier run that stopped before its first checkpoint")
+        collectives.barrier("skill-alpha-stream-discarded")   # before any process looks for the cache
         if int(cfg.sft.play_steps) > 0 and cfg.setting == "experience":
             results["play_sft"] = play_warmstart(cfg, engine)   # before the worker copy
             print("play SFT:", json.dumps(results["play_sft"]))
@@ -290,7 +343,8 @@ def run(cfg, workdir=None):
 
     try:
         start, host, _ = engine.restore()
-        host_state.truncate_jsonl(workdir / "samples.jsonl", start)   # steps after the checkpoint run again
+        if process.is_writer():
+            host_state.truncate_jsonl(workdir / "samples.jsonl", start)   # steps after the checkpoint run again
         n_items, n_lanes = len(st.stream), int(cfg.lanes)
         if host is not None:
             lanes = [Lane.from_host(d) for d in host["lanes"]]
@@ -323,8 +377,12 @@ def run(cfg, workdir=None):
                                         prefix=ucfg.prefix, actions=ucfg.actions, token_budget=ucfg.token_budget,
                                         count_tokens=token_counter(engine.tokenizer))
             rl_last = start + results["rl"]["steps_run"] - 1 if "rl" in results else start - 1
-            folder = write_skill_folder(workdir / "skill", z_t, history, provenance=provenance(
-                "skill_alpha", run_id=workdir.name, step=rl_last if rl_last >= 0 else None))
+            if process.count() > 1:         # every process edited the stream with the same keys
+                collectives.agree("z_T and its edit history", json.dumps([render_skill_md(z_t), history]))
+            folder = workdir / "skill" / z_t.name
+            if process.is_writer():
+                folder = write_skill_folder(workdir / "skill", z_t, history, provenance=provenance(
+                    "skill_alpha", run_id=workdir.name, step=rl_last if rl_last >= 0 else None))
             results["inference"] = {"folder": str(folder), "rules": len(rules_of(z_t).rules),
                                     "skill_tokens": skill_tokens(z_t, token_counter(engine.tokenizer)),
                                     "actions": action_histogram(history), "truncations": dict(trunc),
@@ -333,7 +391,8 @@ def run(cfg, workdir=None):
             ev = evaluate(cfg, st, z_t, workdir)
             if ev:
                 results["eval"] = ev
-        (workdir / "results.json").write_text(json.dumps(results, indent=2, default=str))
+        if process.is_writer():
+            (workdir / "results.json").write_text(json.dumps(results, indent=2, default=str))
     finally:
         close = getattr(st.scorer, "close", None)
         if close:
@@ -359,6 +418,8 @@ def train(cfg, engine, st, lanes, z0, ucfg, start, workdir) -> dict:
     # an absolute deadline already passed (e.g. a long wait for the warm start): no step at all;
     # the minutes budget only ever stops after a step (RLClock's contract)
     reason = clock.stop_reason(0.0) if clock.deadline() > 0 else None
+    if process.count() > 1:
+        reason = next((r for r in collectives.allgather_objects(reason) if r), None)
     last_s, done, step = 0.0, 0, start - 1
     try:
         for step in range(start, int(cfg.steps)):
@@ -368,6 +429,8 @@ def train(cfg, engine, st, lanes, z0, ucfg, start, workdir) -> dict:
             results, times = run_units(_inputs(lanes, st.stream, cfg), editor, st.scorer, ucfg)
             for lane, res in zip(lanes, results):
                 lane.advance(res.carry, len(st.stream), z0)
+            if process.count() > 1:          # one truth: the same rewards and lane skills everywhere
+                collectives.agree(f"the units' rewards and the lanes of step {step}", units_bytes(results, lanes))
             gens, advs, rstats = obj_lib.training_rows(results, str(cfg.unit.zero_variance))
             train_metrics = {}
             if gens:
@@ -377,8 +440,9 @@ def train(cfg, engine, st, lanes, z0, ucfg, start, workdir) -> dict:
                                     pad_id=int(engine.tokenizer.pad_token_id or 0))
                 train_metrics = engine.train(batch, objectives)
                 train_metrics["batch_len"] = int(batch["tokens"].shape[1])
-            with open(workdir / "samples.jsonl", "a", encoding="utf-8") as f:
-                f.write(json.dumps(unit_sample(step, results[0])) + "\n")
+            if process.is_writer():
+                with open(workdir / "samples.jsonl", "a", encoding="utf-8") as f:
+                    f.write(json.dumps(unit_sample(step, results[0])) + "\n")
             m = step_metrics(results, times, count)
             m.update({f"rows/{k}": v for k, v in rstats.items()})
             m.update(train_metrics)
@@ -387,17 +451,20 @@ def train(cfg, engine, st, lanes, z0, ucfg, start, workdir) -> dict:
             writer.write(step, m)
             done += 1
             reason = clock.stop_reason(last_s)
+            if process.count() > 1:          # every process stops at the same step
+                reason = next((r for r in collectives.allgather_objects(reason) if r), None)
             if (step + 1) % int(cfg.checkpoint_every) == 0 or step + 1 == int(cfg.steps) or reason:
                 engine.save(step, {"lanes": [lane.to_host() for lane in lanes]})
             if reason:
                 print(f"RL stops after step {step}: {reason} (re-run to resume)")
     finally:
         writer.close()
-    try:
-        from skillax.rl.plot import plot
+    if process.is_writer():
+        try:
+            from skillax.rl.plot import plot
 
-        plot(workdir / "metrics.jsonl", workdir / "metrics.png",
-             keys=["reward/mean", "valid_rate", "r_ctrl", "action/NOOP", "action/CREATE", "edit/loss"])
-    except Exception as e:  # plotting must never fail a finished run
-        print(f"plot skipped: {e}")
+            plot(workdir / "metrics.jsonl", workdir / "metrics.png",
+                 keys=["reward/mean", "valid_rate", "r_ctrl", "action/NOOP", "action/CREATE", "edit/loss"])
+        except Exception as e:  # plotting must never fail a finished run
+            print(f"plot skipped: {e}")
     return {"steps_run": done, "last_step": step, "stop_reason": reason, "seconds": clock.elapsed_s}

@@ -13,6 +13,10 @@ stream and held-out tasks, for experience (ALFWorld / TextWorld), document and r
   (``../shared``), else TextWorld.
 * The stream is cached as ``<workdir>/evidence_stream.json`` (worker trajectories are sampled
   once; a resumed run reuses them).
+* Several processes (issue 21): every process builds the same setting; the evidence games are
+  split across them by the scorer (``anchors.EnvScorer.play``: each plays its block, all get
+  every trajectory), every process checks that the cache file is there or not alike and that
+  the streams agree (digest), and process 0 writes the cache.
 """
 from __future__ import annotations
 
@@ -280,16 +284,22 @@ def build_setting(cfg, worker, z0: SkillDoc, workdir: pathlib.Path | None,
     if cfg.setting not in builders:
         raise ValueError(f"setting must be one of {sorted(builders)}, got {cfg.setting!r}")
     name, scorer, eval_tasks, make_stream = builders[cfg.setting](cfg, worker, z0, ecfg)
+    from skillax import collectives, process
+
     cache = pathlib.Path(workdir) / "evidence_stream.json" if workdir else None
     info: dict = {"source": name}
-    if cache is not None and cache.exists():
+    cached = cache is not None and cache.exists()
+    # several processes: all see the cache alike before process 0 may write it
+    collectives.agree("whether the evidence stream cache exists", str(cached))
+    if cached:
         stream = es.EvidenceStream.from_json(cache.read_text(encoding="utf-8"))
         info["cached"] = True
     else:
         stream, more = make_stream()
         info.update(more)
-        if cache is not None:
+        if cache is not None and process.is_writer():
             commit_text(cache, stream.to_json())   # atomic: a kill never leaves half a stream
+    collectives.agree("the evidence stream", stream.to_json())
     if not len(stream):
         raise ValueError(f"the {cfg.setting} evidence stream is empty")
     sequence = str(cfg.evidence.get("sequence", "source"))

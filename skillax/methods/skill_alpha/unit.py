@@ -17,7 +17,11 @@ Per unit, in the paper's order:
    (:mod:`skillax.methods.skill_alpha.carry`).
 
 Batching: all editor samples of all units in one sampler call; all worker runs of all units
-(control + edits, all anchors) in one ``scorer.score`` call. With ``dedupe`` (default) an
+(control + edits, all anchors) in one ``scorer.score`` call. Several processes (issue 21):
+every process builds every unit's prompt and the same job plan; the editor call's rows are
+split by units (:func:`sample_edits`) and the scorer call's games by jobs
+(``anchors.EnvScorer.play``), each in contiguous blocks, with the 1-process call's keys, and
+gathered -- so the results below are the same on every process and equal the 1-process ones. With ``dedupe`` (default) an
 edited skill whose worker context is identical to the control's (e.g. an UPDATE that rewrites
 a rule with the same text) reuses the control run -- a tie by construction -- and identical
 edited skills share one run (exact for a greedy worker; for a sampling worker it gives
@@ -221,6 +225,30 @@ def score_candidates(inputs: Sequence[UnitInput], texts: Sequence[Sequence[str]]
     return results
 
 
+def sample_edits(built, editor, cfg: UnitConfig) -> list[Generation]:
+    """Step 2 for every unit with a prompt (``built``: :func:`build_prompts`): G samples per
+    unit in one editor call; row r (unit-major) keys on (w, r), w the call's counter word --
+    the key an unkeyed call gives it. Generation ``episode`` = u * G + i for candidate i of unit u.
+
+    Several processes (issue 21): every process builds every unit's prompt and reserves the
+    word; each samples the rows of its contiguous block of those units (``collectives.share``;
+    a unit's G rows stay on one process) on its sampler replica, with those rows' keys of the
+    whole call, and the generations are all-gathered in row order: the 1-process call's rows."""
+    from skillax import collectives
+
+    rows = [(u, ids) for u, (ids, _) in enumerate(built) if ids is not None]
+    if not rows:
+        return []
+    G = cfg.group_size
+    word = editor.reserve_calls(1)
+    lo, hi = collectives.share(len(rows))
+    prompts = [ids for _, ids in rows[lo:hi] for _ in range(G)]
+    mine = editor.sample(prompts, objective="edit", episodes=[u * G + i for u, _ in rows[lo:hi] for i in range(G)],
+                         max_new_tokens=cfg.max_new_tokens, prefix=cfg.prefix, temperature=cfg.temperature,
+                         keys=[(word, r) for r in range(lo * G, hi * G)]) if prompts else []
+    return collectives.concat(collectives.allgather_objects(mine))
+
+
 def run_units(inputs: Sequence[UnitInput], editor, scorer, cfg: UnitConfig) -> tuple[list[UnitResult], dict]:
     """The full unit for every input: prompts, one editor call (G samples per unit), one
     scorer call, rewards, carry. ``editor`` is a ``PolicySampler`` (``.tokenizer``,
@@ -228,11 +256,7 @@ def run_units(inputs: Sequence[UnitInput], editor, scorer, cfg: UnitConfig) -> t
     t0 = time.perf_counter()
     built = build_prompts(inputs, editor.tokenizer, cfg)
     t1 = time.perf_counter()
-    rows = [(u, ids) for u, (ids, _) in enumerate(built) if ids is not None]
-    flat_prompts = [ids for _, ids in rows for _ in range(cfg.group_size)]
-    episodes = [u * cfg.group_size + i for u, _ in rows for i in range(cfg.group_size)]
-    gens = editor.sample(flat_prompts, objective="edit", episodes=episodes, max_new_tokens=cfg.max_new_tokens,
-                         prefix=cfg.prefix, temperature=cfg.temperature) if flat_prompts else []
+    gens = sample_edits(built, editor, cfg)
     t2 = time.perf_counter()
     texts: list[list[str]] = [[] for _ in inputs]
     per_unit: list[list[Generation]] = [[] for _ in inputs]

@@ -16,6 +16,11 @@ What the arms of an experiment share, saved once right after the SFT stages:
 run's own ``<workdir>/frozen/worker`` (the layout of ``PolicyEngine.persistent_frozen``, so a
 resumed arm reloads exactly this worker) and the stream into ``<workdir>/evidence_stream.json``
 (which ``setting.build_setting`` then reads instead of playing evidence games).
+
+Several processes (issue 21): ``load`` works -- every process restores the worker onto the
+global mesh and saves it (orbax's multi-process save), process 0 writes the stream file, and
+each samples with its own replica of the worker (``PolicyEngine.sampler_replica``); ``save``
+does not (its frozen worker: ``loop.check_warm_start`` refuses it before any SFT).
 """
 from __future__ import annotations
 
@@ -31,9 +36,14 @@ STREAM_FILE = "evidence_stream.json"
 
 def persist_frozen(engine, name: str, params) -> None:
     """Save ``params`` as the run's frozen copy ``name`` (``<workdir>/frozen/<name>/``, orbax
-    step 0, as ``PolicyEngine.persistent_frozen`` writes it), replacing an older one."""
+    step 0, as ``PolicyEngine.persistent_frozen`` writes it), replacing an older one.
+    Several processes: a collective (process 0 clears the folder, every process saves its shards)."""
+    from skillax import collectives, process
+
     folder = pathlib.Path(engine.workdir) / "frozen" / name
-    shutil.rmtree(folder, ignore_errors=True)
+    if process.is_writer():
+        shutil.rmtree(folder, ignore_errors=True)
+    collectives.barrier(f"frozen-{name}-cleared")
     with Checkpointer(folder, max_to_keep=1) as ck:
         ck.save(0, params, {"name": name})
 
@@ -51,8 +61,11 @@ def save(ws, engine, worker_params, workdir, summary: dict, owner: dict | None =
 
 def load(ws, engine, workdir, need_worker: bool = True) -> tuple[object, dict]:
     """Load the warm start into ``engine`` and the run folder; returns (worker params or
-    None, the saving run's summary). Raises WarmStartError (incomplete / other model) or
-    KeyError when the folder lacks the stream or (``need_worker``) the worker."""
+    None, the saving run's summary; the worker as the sampler reads it: this process's replica
+    with several processes). Raises WarmStartError (incomplete / other model) or KeyError when
+    the folder lacks the stream or (``need_worker``) the worker."""
+    from skillax import collectives, process
+
     frozen, files, summary = ws.load(engine)
     if STREAM_FILE not in files or (need_worker and WORKER not in frozen):
         raise KeyError(f"warm start {ws.dir} has no frozen '{WORKER}' or no {STREAM_FILE} "
@@ -60,5 +73,8 @@ def load(ws, engine, workdir, need_worker: bool = True) -> tuple[object, dict]:
     worker = frozen.get(WORKER) if need_worker else None
     if worker is not None:
         persist_frozen(engine, WORKER, worker)
-    commit_bytes(pathlib.Path(workdir) / STREAM_FILE, files[STREAM_FILE])
+        worker = engine.sampler_replica(worker)
+    if process.is_writer():
+        commit_bytes(pathlib.Path(workdir) / STREAM_FILE, files[STREAM_FILE])
+    collectives.barrier("skill-alpha-warm-stream-written")     # every process then reads it
     return worker, summary

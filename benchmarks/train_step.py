@@ -4,13 +4,19 @@
         [--chunk 512] [--attn cudnn] [--no-remat] [--no-reference]
     python benchmarks/train_step.py --layers 1 --vocab 1024 --batch 2 --seq 64   # CPU smoke
     python benchmarks/train_step.py --shape qwen3-8b --layers 12 --batch 16 --mesh 1,2,1 --devices 2
+    python benchmarks/train_step.py --layers 1 --batch 8 --seq 1024 --chunk 128 --loss-tokens 64 --no-reference
 
 ``--mesh d,f,t`` runs on a (data, fsdp, tensor) mesh over the first ``--devices`` devices
 (default: all; one device = no mesh); ``--batch`` is the global batch, so weak scaling keeps
 ``batch / devices`` fixed. Reports peak memory per device (``memory_stats``) where available.
 
 Ours: fp32 master params, bf16 compute (``TrainConfig.compute_dtype``), one PPO objective on
-all tokens, chunked fp32 logprobs, AdamW + global-norm clip, state donated.
+all tokens, chunked fp32 logprobs, AdamW + global-norm clip, state donated. ``--loss-tokens N``:
+the loss mask covers only the last N positions of each row (an agent row: a long prompt, a
+short action), so the LM head runs only on the chunks that hold them (``token_logprobs(mask=)``,
+issue 17); the same step with the all-positions mask is timed too, from the same run
+(``dense_tokens_per_s``). FLOPs stay those of the all-positions step (the work the result is
+equivalent to).
 Reference: ``transformers.Qwen3ForCausalLM`` with fp32 params under bf16 autocast, the
 built-in LM cross-entropy (full logits), backward and ``torch.optim.AdamW`` (fused on CUDA).
 FLOPs per step = 3 x forward FLOPs (forward + backward), forward as in benchmarks/forward.py
@@ -48,7 +54,7 @@ def peak_memory_gib() -> list[float] | None:
         return None
 
 
-def ours(cfg, batch, seq, micro, chunk, attn, remat, mesh_shape=None, devices=None):
+def ours(cfg, batch, seq, micro, chunk, attn, remat, mesh_shape=None, devices=None, loss_tokens=0):
     tcfg = ts.TrainConfig(objectives=(("policy", ObjectiveConfig()),), chunk_size=chunk,
                           num_micro_batches=micro, compute_dtype="bfloat16", remat=remat,
                           attn_impl="cudnn" if attn == "cudnn" else "xla")
@@ -70,6 +76,8 @@ def ours(cfg, batch, seq, micro, chunk, attn, remat, mesh_shape=None, devices=No
     rng = np.random.default_rng(0)
     mask = np.ones((batch, seq), np.float32)
     mask[:, 0] = 0
+    if loss_tokens:
+        mask[:, :seq - loss_tokens] = 0
     b = {"tokens": rng.integers(0, cfg.vocab_size, (batch, seq)).astype(np.int32),
          "positions": np.tile(np.arange(seq, dtype=np.int32), (batch, 1)),
          "valid": np.ones((batch, seq), bool), "old_logprobs": np.full((batch, seq), -10.0, np.float32),
@@ -130,6 +138,7 @@ def main():
     ap.add_argument("--vocab", type=int, default=None, help="override vocabulary (quick CPU checks)")
     ap.add_argument("--mesh", default="1,-1,1", help="data,fsdp,tensor sizes (-1 fills)")
     ap.add_argument("--devices", type=int, default=0, help="use the first N devices (0: all)")
+    ap.add_argument("--loss-tokens", type=int, default=0, help="loss on the last N positions of a row (0: all)")
     a = ap.parse_args()
     mesh_shape = tuple(int(x) for x in a.mesh.split(","))
     cfg = named_config(a.shape)
@@ -141,14 +150,17 @@ def main():
     flops = 3 * (model_flops(cfg, a.batch, a.seq) + 2 * a.batch * (a.seq - 1) * cfg.hidden_size * cfg.vocab_size)
     t_ref = None if a.no_reference else reference(cfg, a.batch, a.seq)
     n_dev = a.devices or len(jax.devices())
-    t_ours = ours(cfg, a.batch, a.seq, a.micro, a.chunk, a.attn, not a.no_remat, mesh_shape, n_dev)
+    t_ours = ours(cfg, a.batch, a.seq, a.micro, a.chunk, a.attn, not a.no_remat, mesh_shape, n_dev, a.loss_tokens)
+    t_dense = (ours(cfg, a.batch, a.seq, a.micro, a.chunk, a.attn, not a.no_remat, mesh_shape, n_dev)
+               if a.loss_tokens else None)
     toks = a.batch * a.seq
     shape = dict(model=a.shape, vocab=cfg.vocab_size, batch=a.batch, seq=a.seq, micro=a.micro, chunk=a.chunk,
                  attn=a.attn, remat=not a.no_remat, layers=cfg.num_layers, dtype="bf16 compute / fp32 master",
-                 devices=n_dev, mesh=a.mesh if n_dev > 1 else "none")
+                 devices=n_dev, mesh=a.mesh if n_dev > 1 else "none", loss_tokens=a.loss_tokens or "all")
+    extra = {"dense_tokens_per_s": toks / t_dense} if t_dense else {}
     mem = peak_memory_gib()
     record("train_step", "train_tokens_per_s", shape, toks / t_ours, toks / t_ref if t_ref else None,
-           "tokens/s", None, None, tokens_per_s_per_device=toks / t_ours / n_dev, peak_memory_gib=mem)
+           "tokens/s", None, None, tokens_per_s_per_device=toks / t_ours / n_dev, peak_memory_gib=mem, **extra)
     record("train_step", "train_tflops", shape, flops / t_ours / 1e12, flops / t_ref / 1e12 if t_ref else None,
            "TFLOP/s", n_dev * a.peak / 1e12, flops / t_ours / (n_dev * a.peak), peak_memory_gib=mem)
 

@@ -98,6 +98,7 @@ def token_logprobs(
     top_k: int | None = None,
     top_p: float | None = None,
     renormalize: bool = False,
+    mask: jax.Array | None = None,
 ) -> tuple[jax.Array, jax.Array]:
     """Per-token logprobs of ``tokens`` and predictive entropy, chunked over the sequence.
 
@@ -108,6 +109,12 @@ def token_logprobs(
       temperature: sampling temperature T > 0; logits are divided by it.
       chunk_size: positions per chunk (static); None = one chunk (unchunked reference).
       top_k, top_p, renormalize: see the module docstring (refused unless renormalize).
+      mask: optional (B, T) bool, the positions whose values the caller uses (a loss mask, or
+        the union of several). A chunk with no such position in any row is skipped
+        (``lax.cond``: no (B, c, V) logits, forward or backward) and returns 0 there; every
+        chunk that holds one is computed exactly as without ``mask``. Agent rows are mostly
+        prompt, so most chunks of the LM head are skipped (issue 17: only loss positions need
+        vocabulary logits). None = every chunk.
     Returns:
       logprobs (B, T) fp32 with ``logprobs[:, t] = log p(tokens[:, t] | tokens[:, :t])`` and
       ``logprobs[:, 0] = 0``; entropy (B, T) fp32 in nats of the distribution that
@@ -140,11 +147,24 @@ def token_logprobs(
     w = head.astype(dt)
 
     body = jax.checkpoint(lambda hc, yc: _chunk_logprobs(hc, w, yc, temperature, top_k, top_p))
+    if mask is not None:
+        if mask.shape != (B, T):
+            raise ValueError(f"mask must be (B, T) = {(B, T)}, got {mask.shape}")
+        m = jnp.pad(mask[:, 1:].astype(bool), ((0, 0), (0, pad)))           # aligned with y
+        m = m.reshape(B, nc, c).swapaxes(0, 1)                            # (nc, B, c)
+        dense = body
+
+        def body(hc, yc, mc):   # noqa: F811 -- the chunk, or zeros when no row needs it
+            zero = jnp.zeros(yc.shape, jnp.float32)
+            return jax.lax.cond(jnp.any(mc), lambda: dense(hc, yc), lambda: (zero, zero))
+        xs = (h, y, m)
+    else:
+        xs = (h, y)
     if nc == 1:
-        lp, ent = body(h[0], y[0])
+        lp, ent = body(*(x[0] for x in xs))
         lp, ent = lp[None], ent[None]
     else:
-        lp, ent = jax.lax.map(lambda a: body(*a), (h, y))                 # (nc, B, c) each
+        lp, ent = jax.lax.map(lambda a: body(*a), xs)                     # (nc, B, c) each
 
     def unchunk(x):
         x = x.swapaxes(0, 1).reshape(B, nc * c)[:, :n]

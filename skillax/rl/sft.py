@@ -118,7 +118,7 @@ def sft_loss(hidden: jax.Array, head: jax.Array, tokens: jax.Array, loss_mask: j
     mask = loss_mask.astype(bool)
     if segment_ids is not None:
         mask = mask & ~segment_start_mask(segment_ids)
-    lp, _ = token_logprobs(hidden, head, tokens, chunk_size=chunk_size)
+    lp, _ = token_logprobs(hidden, head, tokens, chunk_size=chunk_size, mask=mask)
     nll = jnp.where(mask, -lp, 0.0)
     s, d = aggregation.aggregate(nll, mask, aggregation_mode, max_len)
     stats = {"nll_sum": jnp.sum(nll), "tokens": jnp.sum(mask).astype(jnp.float32),

@@ -151,13 +151,21 @@ def _split_micro(batch, M: int):
     return jax.tree.map(f, batch)
 
 
-def _logprobs(params, model_cfg: ModelConfig, tcfg: TrainConfig, tokens, positions, valid):
+def _logprobs(params, model_cfg: ModelConfig, tcfg: TrainConfig, tokens, positions, valid, mask=None):
     dt = jnp.dtype(tcfg.compute_dtype)
     hidden, _ = transformer.forward(params, model_cfg, tokens, positions, valid, dtype=dt,
                                     remat=tcfg.remat, attn_impl=tcfg.attn_impl)
     head = transformer.lm_head_weight(params, model_cfg).astype(dt)
     return token_logprobs(hidden, head, tokens, temperature=tcfg.temperature, chunk_size=tcfg.chunk_size,
-                          top_k=tcfg.top_k, top_p=tcfg.top_p, renormalize=tcfg.renormalize)
+                          top_k=tcfg.top_k, top_p=tcfg.top_p, renormalize=tcfg.renormalize, mask=mask)
+
+
+def _loss_positions(mb, objs) -> jax.Array:
+    """(b, T) bool: the union of the objectives' loss masks -- the only positions whose
+    logprobs / entropy / reference logprobs the RL loss reads (``objectives_loss`` zeroes the
+    rest), so the LM head runs only on chunks that hold one (``token_logprobs(mask=...)``)."""
+    masks = [mb["objectives"][name]["loss_mask"].astype(bool) for name in objs]
+    return functools.reduce(jnp.logical_or, masks)
 
 
 def make_logprob_fn(model_cfg: ModelConfig, tcfg: TrainConfig) -> Callable:
@@ -278,11 +286,12 @@ def _rl_loss_fn(model_cfg: ModelConfig, tcfg: TrainConfig, objs, dens, ref_param
     """``(params, micro_batch) -> (loss, sums)`` of the RL objectives (the body of
     :func:`make_train_step`'s scan; also one call of :func:`make_grad_step`)."""
     def loss_fn(params, mb):
-        logp, ent = _logprobs(params, model_cfg, tcfg, mb["tokens"], mb["positions"], mb["valid"])
+        used = _loss_positions(mb, objs)
+        logp, ent = _logprobs(params, model_cfg, tcfg, mb["tokens"], mb["positions"], mb["valid"], used)
         ref = mb.get("ref_logprobs")
         if ref is None and ref_params is not None and obj_lib.needs_reference(objs):
             ref = jax.lax.stop_gradient(
-                _logprobs(ref_params, model_cfg, tcfg, mb["tokens"], mb["positions"], mb["valid"])[0])
+                _logprobs(ref_params, model_cfg, tcfg, mb["tokens"], mb["positions"], mb["valid"], used)[0])
         return obj_lib.objectives_loss(logp, ent, mb, objs, dens, ref)
     return loss_fn
 

@@ -74,6 +74,38 @@ def _temp_bytes(fn, *args):
     return jax.jit(fn).lower(*args).compile().memory_analysis().temp_size_in_bytes
 
 
+@pytest.mark.parametrize("chunk", [4, 100])
+def test_masked_chunks_equal_dense_where_used_and_skip_the_rest(chunk):
+    # token_logprobs(mask=...): on every position the mask names, values and gradients equal
+    # the dense call; a chunk no row needs returns 0 (skipped); a loss that reads only masked
+    # positions has the same gradient. Rows: the mask covers targets 17..20 of row 0 and
+    # 13..15 of row 2 (a row with no loss position at all is row 1), so with chunk 4 the
+    # chunks of targets 1-4, 5-8, 9-12 and 21-22 are skipped.
+    h, w, y = _rand()
+    h, w = jnp.round(h * 4) / 8, jnp.round(w * 4) / 8
+    mask = np.zeros(y.shape, bool)
+    mask[0, 17:21] = True
+    mask[2, 13:16] = True
+    mask = jnp.asarray(mask)
+    lp, ent = _lp(h, w, y, chunk_size=chunk)
+    lpm, entm = jax.jit(functools.partial(token_logprobs, chunk_size=chunk, mask=mask))(h, w, y)
+    np.testing.assert_allclose(np.where(mask, lpm, 0), np.where(mask, lp, 0), atol=1e-6, rtol=0)
+    np.testing.assert_allclose(np.where(mask, entm, 0), np.where(mask, ent, 0), atol=1e-6, rtol=0)
+    if chunk == 4:
+        assert np.all(np.asarray(lpm)[:, 1:13] == 0) and np.all(np.asarray(entm)[:, 21:] == 0)
+        assert np.any(np.asarray(lp)[:, 1:13] != 0)           # the dense call did compute them
+
+    def loss(h, w, m):
+        lp, ent = token_logprobs(h, w, y, chunk_size=chunk, mask=m)
+        return jnp.sum(jnp.where(mask, lp + 0.1 * ent, 0.0))
+    g = jax.jit(jax.grad(lambda h, w: loss(h, w, None), argnums=(0, 1)))(h, w)
+    gm = jax.jit(jax.grad(lambda h, w: loss(h, w, mask), argnums=(0, 1)))(h, w)
+    for a, b in zip(g, gm):
+        np.testing.assert_allclose(a, b, atol=1e-6, rtol=0)
+    with pytest.raises(ValueError, match="mask must be"):
+        token_logprobs(h, w, y, mask=mask[:, 1:])
+
+
 def test_peak_memory_follows_chunk():
     B, T, D, V = 2, 257, 16, 4096
     h = jax.ShapeDtypeStruct((B, T, D), jnp.float32)

@@ -96,8 +96,8 @@ def gathered_params(engine):
 def skill1_config(model_dir: str):
     """2 steps x 2 tasks x 2 rollouts; the task text retrieves (w/o Selection, threshold -1) so
     every episode reads the seeded library and its utilities move; 2 eval games. Rows are
-    <= ~300 tokens: ``model.max_len`` 384 and one 384 training bucket (the 1024 bucket of
-    ``skill1_tiny_config`` made the updates most of the test's time)."""
+    <= ~300 tokens: ``model.max_len`` 384 and one 384 training bucket (a 1024 bucket, as
+    ``skill1_tiny_config`` had then, made the updates most of the test's time)."""
     from tests.methods.test_skill1_contract import skill1_tiny_config
     from tests.methods.test_skills_wiring import HANDWRITTEN
 

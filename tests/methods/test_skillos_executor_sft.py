@@ -136,3 +136,15 @@ def test_own_skill_places_reads_only_the_episodes_own_type_skill():
     assert own_skill_places(task, [heat], max_chars=len(heat) - 12) == [[]]
     assert own_skill_places(task, [heat], max_chars=len(heat)) == [["countertop", "fridge", "cabinet"]]
     assert own_skill_places(task, []) == []
+
+
+def test_play_contrast_needs_play_search():
+    import pytest
+
+    from skillax.configs import get
+    from skillax.methods.skillos.train import executor_warmstart
+
+    cfg = get("skillos_alfworld_learning")
+    cfg.sft.play_search, cfg.sft.play_contrast = False, True
+    with pytest.raises(ValueError, match="play_contrast needs sft.play_search"):
+        executor_warmstart(cfg, None, None)        # before any game is loaded or planned

@@ -181,8 +181,8 @@ def contrast_skills(episodes: Sequence[tuple[Task, Sequence[str], list]], games_
                     seed: int) -> tuple[list, list[tuple[list[str], bool]]]:
     """``sft.play_contrast``: every episode three times, with (a) its own type's skill among
     0..``max_skills``-1 other types' (:func:`assign_skills` with both shares 1), (b) 1..``max_skills``
-    other types' skills only (both shares... relevant share 0, drawn with seed ``seed + 1``), and
-    (c) no skill. Returns (episodes repeated as a + b + c, their assignments in the same order).
+    other types' skills only (relevant share 0, drawn with seed ``seed + 1``), and (c) no
+    skill. Returns (episodes repeated as a + b + c, their assignments in the same order).
 
     Why (issue 18, campaign 6): with one random context per game, each reader saw its own type's
     skill in only ~half of the games (Look: ~9 of 19), and whether a reader learned to follow the

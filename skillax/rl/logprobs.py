@@ -146,25 +146,24 @@ def token_logprobs(
     y = y.reshape(B, nc, c).swapaxes(0, 1)                                # (nc, B, c)
     w = head.astype(dt)
 
-    body = jax.checkpoint(lambda hc, yc: _chunk_logprobs(hc, w, yc, temperature, top_k, top_p))
+    dense = jax.checkpoint(lambda hc, yc: _chunk_logprobs(hc, w, yc, temperature, top_k, top_p))
     if mask is not None:
         if mask.shape != (B, T):
             raise ValueError(f"mask must be (B, T) = {(B, T)}, got {mask.shape}")
         m = jnp.pad(mask[:, 1:].astype(bool), ((0, 0), (0, pad)))           # aligned with y
         m = m.reshape(B, nc, c).swapaxes(0, 1)                            # (nc, B, c)
-        dense = body
 
-        def body(hc, yc, mc):   # noqa: F811 -- the chunk, or zeros when no row needs it
+        def chunk_fn(hc, yc, mc):   # the chunk, or zeros when no row needs it
             zero = jnp.zeros(yc.shape, jnp.float32)
             return jax.lax.cond(jnp.any(mc), lambda: dense(hc, yc), lambda: (zero, zero))
         xs = (h, y, m)
     else:
-        xs = (h, y)
+        chunk_fn, xs = dense, (h, y)
     if nc == 1:
-        lp, ent = body(*(x[0] for x in xs))
+        lp, ent = chunk_fn(*(x[0] for x in xs))
         lp, ent = lp[None], ent[None]
     else:
-        lp, ent = jax.lax.map(lambda a: body(*a), xs)                     # (nc, B, c) each
+        lp, ent = jax.lax.map(lambda a: chunk_fn(*a), xs)                 # (nc, B, c) each
 
     def unchunk(x):
         x = x.swapaxes(0, 1).reshape(B, nc * c)[:, :n]

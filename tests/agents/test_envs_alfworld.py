@@ -135,15 +135,15 @@ def test_expert_wins_three_games(tasks):
 
 
 @pytest.mark.slow
-def test_expert_wins_12_games_across_splits(tasks):
-    """A stratified sample (4 games per split; the data README's check played 30), played by
-    the planner in 2 workers without the cache (104 s on CI for 30 games; 12 keep every split
-    and most task types at 40 % of the cost)."""
-    sample = stratified_sample(tasks, 4)
-    assert collections.Counter(t.split for t in sample) == {"valid_seen": 4, "valid_unseen": 4, "valid_train": 4}
+def test_expert_wins_6_games_across_splits(tasks):
+    """A stratified sample (2 games per split; the data README's check played 30), played by
+    the planner in 2 workers without the cache (104 s on CI for 30 games, 118 s for 12 on a
+    slower 2-core box; 6 keep every split at half the cost of 12)."""
+    sample = stratified_sample(tasks, 2)
+    assert collections.Counter(t.split for t in sample) == {"valid_seen": 2, "valid_unseen": 2, "valid_train": 2}
     t0 = time.perf_counter()
     recs = alfworld_experts(sample, n_workers=2, use_cache=False)
-    print(f"expert on 12 games: {time.perf_counter() - t0:.1f} s")
+    print(f"expert on 6 games: {time.perf_counter() - t0:.1f} s")
     assert all(r.won for r in recs), [(r.task_id, r.error) for r in recs if not r.won]
     assert all(3 <= r.n_steps <= 9 for r in recs)
 

@@ -59,6 +59,13 @@ def allgather_objects(obj: Any) -> list[Any]:
     return [pickle.loads(b) for b in allgather_bytes(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))]
 
 
+def first_reason(reason: str | None) -> str | None:
+    """The first non-empty stop reason over the processes, in process order (``reason`` itself
+    with one process): every process stops a loop at the same step (``RLClock.stop_reason``
+    differs between hosts by their wall clocks)."""
+    return next((r for r in allgather_objects(reason) if r), None)
+
+
 def digest(data: bytes | str) -> bytes:
     """sha256 of ``data`` (32 bytes; str as UTF-8)."""
     return hashlib.sha256(data.encode() if isinstance(data, str) else bytes(data)).digest()

@@ -205,6 +205,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     cmds = {**arm_commands(), **recorded_commands(a.runs)}
     ev = load_eval(a.runs)
+    seeds = {arm: arm_seed(a.runs / arm, a.seed) for arm in {k[0] for k in ev}}
     lines = []
     print("| method | arm | condition | split | n | success [95% CI] | Pick | Look | Clean | Heat | Cool | Pick2 | "
           "steps | invalid | retrieval | RL steps | RL min |")
@@ -214,7 +215,7 @@ def main(argv=None) -> int:
         m = read_metrics(a.runs / arm)
         s = summarize(recs)
         line = {"method": method, "arm": arm.split("_", 1)[1], "condition": cond,
-                "seed": arm_seed(a.runs / arm, a.seed), "split": split,
+                "seed": seeds[arm], "split": split,
                 "n": s["n"], "success": s["success"], "ci95": s["ci95"], "per_type": s["per_type"],
                 "mean_steps": s["mean_steps"], "invalid_action_rate": s["invalid_action_rate"],
                 "retrieval_rate": s["retrieval_rate"], "failed": s["failed"], "rl_steps": len(m),
@@ -240,7 +241,7 @@ def main(argv=None) -> int:
                 continue
             d = paired_delta(b, x, seed=a.seed)
             lines.append({"method": method, "comparison": name, "baseline": f"{ba}:{bc}", "arm": f"{aa}:{ac}",
-                          "seed": arm_seed(a.runs / aa, a.seed), "split": split, "n": d["n"], "delta": d["delta"],
+                          "seed": seeds[aa], "split": split, "n": d["n"], "delta": d["delta"],
                           "delta_ci95": d["delta_ci95"], "arm_only": d["arm_only"],
                           "baseline_only": d["baseline_only"], "mcnemar_p": d["mcnemar_p"], "date": a.date})
             print(f"| {method} | {name} | {split} | {d['n']} | {d['delta']:+.3f} [{d['delta_ci95'][0]:+.3f}, "

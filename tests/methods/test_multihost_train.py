@@ -190,3 +190,10 @@ def test_local_mesh_shape_divides_the_batch_axes():
     assert local_mesh_shape((1, 4, 1), 4) == (1, 1, 1)       # one device per process: no mesh
     with pytest.raises(ValueError, match="2 processes do not divide data x fsdp = 1"):
         local_mesh_shape((1, 1, 8), 2)
+
+
+def test_first_reason_with_one_process_is_the_reason_itself():
+    from skillax import collectives
+
+    assert collectives.first_reason("deadline reached") == "deadline reached"
+    assert collectives.first_reason(None) is None

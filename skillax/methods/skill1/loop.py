@@ -299,9 +299,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             m = step_metrics(eps, counts, library, gens, batch, times)
             m.update(train_metrics)
             writer.write(step, m)
-            stop = clock.stop_reason(step_s)
-            if process.count() > 1:                        # every process stops at the same step
-                stop = next((r for r in collectives.allgather_objects(stop) if r), None)
+            stop = collectives.first_reason(clock.stop_reason(step_s))   # every process stops at the same step
             if (step + 1) % int(cfg.checkpoint_every) == 0 or step + 1 == int(cfg.steps) or stop:
                 save_checkpoint(engine, step, stream, library, workdir)
                 committed = step

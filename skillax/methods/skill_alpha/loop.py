@@ -417,9 +417,7 @@ def train(cfg, engine, st, lanes, z0, ucfg, start, workdir) -> dict:
     clock = RLClock.from_config(cfg).start()
     # an absolute deadline already passed (e.g. a long wait for the warm start): no step at all;
     # the minutes budget only ever stops after a step (RLClock's contract)
-    reason = clock.stop_reason(0.0) if clock.deadline() > 0 else None
-    if process.count() > 1:
-        reason = next((r for r in collectives.allgather_objects(reason) if r), None)
+    reason = collectives.first_reason(clock.stop_reason(0.0) if clock.deadline() > 0 else None)
     last_s, done, step = 0.0, 0, start - 1
     try:
         for step in range(start, int(cfg.steps)):
@@ -450,9 +448,7 @@ def train(cfg, engine, st, lanes, z0, ucfg, start, workdir) -> dict:
             last_s = m["time/step_s"] = time.perf_counter() - t0
             writer.write(step, m)
             done += 1
-            reason = clock.stop_reason(last_s)
-            if process.count() > 1:          # every process stops at the same step
-                reason = next((r for r in collectives.allgather_objects(reason) if r), None)
+            reason = collectives.first_reason(clock.stop_reason(last_s))   # every process stops at the same step
             if (step + 1) % int(cfg.checkpoint_every) == 0 or step + 1 == int(cfg.steps) or reason:
                 engine.save(step, {"lanes": [lane.to_host() for lane in lanes]})
             if reason:

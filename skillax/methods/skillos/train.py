@@ -523,9 +523,8 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             rl_steps = step + 1
             best = max(rolls, key=lambda r: (r.r, -r.index))
             best_state = best.repo.state()
-            stop = clock.stop_reason(time.perf_counter() - t0)
-            if process.count() > 1:                        # every process stops at the same step
-                stop = next((r for r in collectives.allgather_objects(stop) if r), None)
+            # every process stops at the same step
+            stop = collectives.first_reason(clock.stop_reason(time.perf_counter() - t0))
             if (step + 1) % int(cfg.checkpoint_every) == 0 or step + 1 == int(cfg.steps) or stop:
                 engine.save(step, {"stream": stream.get_state(), "best_repo": best_state,
                                    "repos": {f"g{r.group}-n{r.n}": r.repo.state() for r in rolls}})

@@ -7,7 +7,9 @@
 # piping the script into `tail` waits on the detached processes' inherited pipe until the limit.
 #   bash benchmarks/device/learning.sh kit              calls 1-2 (carry .dk1, then .dk2): copy the kit
 #   bash benchmarks/device/learning.sh launch LEFT_S    call 3 (carry .dk3): start every arm; LEFT_S =
-#                                                       device seconds left in the lease (RL deadline)
+#                                                       device seconds left in the lease (RL deadline);
+#                                                       PREFETCH=N first plans the uncached train games
+#                                                       on N processes (once for all arms)
 #   bash benchmarks/device/learning.sh wait SECONDS     sleep (until all arms end or SECONDS pass),
 #                                                       print status, snapshot results -> $OUT
 #   bash benchmarks/device/learning.sh deadline UNIX    move the RL deadline of the running arms
@@ -220,6 +222,13 @@ elif [ "$part" = launch ]; then
   case ${ARMSET:-smol} in reader|qwen|search) join_qwen || exit 1;; esac
   if [ "${ARMSET:-smol}" = reader ]; then start_reader || exit 1; fi
   [ "${DRY:-0}" = 1 ] || setsid nohup nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 15 > $L/logs/gpu.csv 2>&1 &
+  # PREFETCH=N: plan the valid_train games the kit's cache lacks ONCE, on N worker processes, before
+  # any arm starts (campaign 6: four arms planned the same 120 games each, 10 GPU-idle minutes)
+  if [ -n "${PREFETCH:-}" ] && [ "${DRY:-0}" != 1 ]; then
+    echo "cached planner records: $(ls $SKILLAX_CACHE/experts/alfworld-planner-wheel 2>/dev/null | wc -l)"
+    timeout ${PREFETCH_S:-420} python3 -m skillax.agents.envs.prefetch --splits valid_train --workers $PREFETCH \
+      || echo "prefetch cut at ${PREFETCH_S:-420} s: the arms plan what is left"
+  fi
   for a in "${ARMS[@]}"; do
     IFS='|' read -r n cfg ov <<< "$a"
     selected $n || continue   # ONLY=prefix / SKIP="name ...": start only those arms

@@ -110,3 +110,27 @@ def test_search_episodes_put_skills_in_the_prompts_and_drop_a_plan_that_fails(ga
     assert rows0[1][2]["content"] == "<think>I should take tomato 1 from countertop 1.</think>" \
                                      "<action>take tomato 1 from countertop 1</action>"
     assert all("Skills" not in r[1]["content"] and skill.splitlines()[1] not in r[1]["content"] for r in rows1)
+
+
+@needs_shared
+def test_one_game_in_two_skill_contexts_is_played_once_and_rendered_per_context(games):
+    """``sft.play_contrast``'s "other types' skills" and "no skill" contexts of a game have the
+    same plan and no places: one episode, two sets of rows, equal to playing each alone."""
+    from skillax.agents.envs import env_spec
+    from skillax.agents.envs.runner import EnvPool
+    from skillax.methods.common.search_sft import search_episodes
+
+    cfg = PlayConfig(history_k=2, max_admissible=40, max_skills=3)
+    other = "pick-two-obj-and-place: How to ...\n1. Find the X. In earlier games it was in or on the bed."
+    with EnvPool(env_spec("alfworld", max_steps=30), 0) as pool:
+        eps, st = search_episodes([games[1], games[1]], [COOL_PLAN, COOL_PLAN], [[other], []], [[], []],
+                                  pool, cfg, 30)
+        alone, st1 = search_episodes([games[1]], [COOL_PLAN], [[]], [[]], pool, cfg, 30)
+    assert st["episodes_played"] == 1 and st1["episodes_played"] == 1
+    assert st["steps"] == st1["steps"] == len(alone[0][1]) > len(COOL_PLAN)   # default search: cabinets first
+    assert st["kept"] == [0, 1] and st["won"] + st["truncated"] == 2
+    assert eps[0][1] == eps[1][1] == alone[0][1]
+    assert eps[1][2] == alone[0][2]                                   # the no-skill rows, bit for bit
+    assert len(eps[0][2]) == len(alone[0][2])
+    assert all(other.splitlines()[1] in r[1]["content"] for r in eps[0][2])
+    assert all(a[2] == b[2] and a[1]["content"] != b[1]["content"] for a, b in zip(eps[0][2], eps[1][2]))

@@ -34,42 +34,77 @@ def search_episodes(tasks: Sequence[Task], plans: Sequence[Sequence[str]], skill
     An episode the cap ended is kept (``truncated``: every action is the expert's, and a long
     search without a skill is exactly what the reader will face); one whose plan could not be
     followed (``expert_errors``) or whose environment failed (``failed``) is dropped.
+    Entries with the same (task id, plan, places) are played once: the expert and the game are
+    deterministic, so their actions and observations are equal, and only the skills rendered
+    into the prompts differ (``sft.play_contrast`` plays each game's "other types' skills" and
+    "no skill" contexts as one episode: 600 -> 400 episodes for 200 games).
     Returns ([(task, actions played, transcripts)], stats) with stats: tasks, won, truncated,
-    expert_errors, failed, steps, and ``kept``: the input index of each returned episode (in
-    order; callers pop it -- a task may appear several times, e.g. ``sft.play_contrast``).
+    expert_errors, failed (per input entry), steps (environment steps played), episodes_played
+    (distinct episodes), and ``kept``: the input index of each returned episode (in order;
+    callers pop it -- a task may appear several times, e.g. ``sft.play_contrast``).
     Raises ValueError when the per-task lists differ in length.
     """
     n = len(tasks)
     if not (len(plans) == len(skills) == len(find_places) == n):
         raise ValueError(f"tasks/plans/skills/find_places lengths differ: {n}, {len(plans)}, "
                          f"{len(skills)}, {len(find_places)}")
+    key_of = [(tasks[i].id, tuple(plans[i]), tuple(tuple(p) for p in find_places[i])) for i in range(n)]
+    first: dict = {}
+    for i, k in enumerate(key_of):
+        first.setdefault(k, i)
+    played = _play_searches([tasks[i] for i in first.values()], [plans[i] for i in first.values()],
+                            [find_places[i] for i in first.values()], pool, max_steps)
+    by_key = dict(zip(first, played))
     out: list[tuple[Task, list[str], list[list[dict]]]] = []
-    st = {"tasks": n, "won": 0, "truncated": 0, "expert_errors": 0, "failed": 0, "steps": 0, "kept": []}
+    st = {"tasks": n, "won": 0, "truncated": 0, "expert_errors": 0, "failed": 0,
+          "steps": sum(s for _, s, _ in played), "episodes_played": len(played), "kept": []}
+    for i in range(n):
+        outcome, _, trail = by_key[key_of[i]]
+        st[outcome] += 1
+        if outcome not in ("won", "truncated"):
+            continue
+        hist: list[tuple[str, str]] = []
+        rows: list[list[dict]] = []
+        for t, (obs, adm, a) in enumerate(trail):
+            msgs = build_play_prompt(tasks[i].goal, obs, hist, adm, skills[i], t, play_cfg)
+            rows.append(msgs + [{"role": "assistant", "content": expert_answer(a)}])
+            hist.append((obs, a))
+        out.append((tasks[i], [a for _, _, a in trail], rows))
+        st["kept"].append(i)
+    return out, st
+
+
+def _play_searches(tasks: Sequence[Task], plans: Sequence[Sequence[str]],
+                   find_places: Sequence[Sequence[Sequence[str]]], pool,
+                   max_steps: int) -> list[tuple[str, int, list[tuple[str, list[str], str]]]]:
+    """The searching expert's episodes on ``pool``, lock-step in chunks of ``4 * n_workers``.
+    Returns per task (outcome, environment steps, [(observation, admissible, action)]) with
+    outcome one of won, truncated (the cap ended it), expert_errors (the plan could not be
+    followed), failed (the environment failed)."""
+    res: list[tuple[str, int, list[tuple[str, list[str], str]]]] = []
     chunk = 4 * pool.n_workers if pool.n_workers else 1
-    for c in range(0, n, chunk):
-        idx = list(range(c, min(c + chunk, n)))
+    for c in range(0, len(tasks), chunk):
+        idx = list(range(c, min(c + chunk, len(tasks))))
         experts = [SearchExpert(plans[i], find_places[i]) for i in idx]
         cur = pool.reset_batch([tasks[i] for i in idx])
         obs, infos = [o for o, _ in cur], [inf for _, inf in cur]
         failed = [bool(inf.get("failed")) for inf in infos]
-        hist: list[list[tuple[str, str]]] = [[] for _ in idx]
-        per: list[list[list[dict]]] = [[] for _ in idx]
+        trail: list[list[tuple[str, list[str], str]]] = [[] for _ in idx]
+        steps = [0] * len(idx)
         won = [False] * len(idx)
         over = [False] * len(idx)     # the plan ended (act returned None) before a win
-        for t in range(max_steps):
+        for _ in range(max_steps):
             actions: list[str | None] = [None] * len(idx)
-            for j, i in enumerate(idx):
+            for j in range(len(idx)):
                 if pool.done[j] or failed[j]:
                     continue
-                adm = infos[j].get("admissible_commands") or []
+                adm = list(infos[j].get("admissible_commands") or [])
                 a = experts[j].act(obs[j], adm)
                 if a is None:
                     over[j] = True
                     pool.end_episodes([j])
                     continue
-                msgs = build_play_prompt(tasks[i].goal, obs[j], hist[j], adm, skills[i], t, play_cfg)
-                per[j].append(msgs + [{"role": "assistant", "content": expert_answer(a)}])
-                hist[j].append((obs[j], a))
+                trail[j].append((obs[j], adm, a))
                 actions[j] = a
             if all(a is None for a in actions):
                 break
@@ -78,21 +113,16 @@ def search_episodes(tasks: Sequence[Task], plans: Sequence[Sequence[str]], skill
                     continue
                 failed[j] = failed[j] or bool(info.get("failed"))
                 obs[j], infos[j] = o, info
-                st["steps"] += 1
+                steps[j] += 1
                 if done:
                     won[j] = bool(info.get("won", False))
-        for j, i in enumerate(idx):
-            if failed[j]:
-                st["failed"] += 1
-            elif won[j] or not over[j]:
-                st["won" if won[j] else "truncated"] += 1
-                out.append((tasks[i], [a for _, a in hist[j]], per[j]))
-                st["kept"].append(i)
-            else:
-                st["expert_errors"] += 1
+        for j in range(len(idx)):
+            outcome = ("failed" if failed[j] else "won" if won[j] else "truncated" if not over[j]
+                       else "expert_errors")
+            res.append((outcome, steps[j], trail[j]))
         if not all(pool.done):
             pool.end_episodes([j for j in range(len(idx)) if not pool.done[j]])
-    return out, st
+    return res
 
 
 def rows_in_budget(episodes: Sequence[tuple[Task, Sequence[str], Sequence[list[dict]]]], guided: Sequence[bool],

@@ -115,6 +115,8 @@ fi
 # episodes carry one rule document of every task type's teacher rules, from 8 other games each,
 # rendered as z is at evaluation), SFT only; bound = z_hand of the same teacher skills. With the
 # default seed arm the four shares sum to 0.95 of the GPU: ONLY=skillos or ONLY=alpha to run a part.
+# SEED_ARM=sc names the seed arms skillos_sc<k> (campaign 7: with --config.sft.play_contrast=True in
+# SEED_CONDS; summarize.py reports them as "contrast reader, seed k", pooled apart from "search reader").
 if [ "${ARMSET:-smol}" = search ]; then
   Q="--config.model.path=qwen2.5-coder-0.5b"
   S="--config.sft.play_search=True --config.sft.play_tasks=0 --config.sft.play_skill_fraction=0.7 --config.sft.play_relevant_share=0.7 --config.sft.play_skill_games=8 --config.sft.play_steps=${PLAY_STEPS:-200}"
@@ -127,8 +129,8 @@ if [ "${ARMSET:-smol}" = search ]; then
     "alpha_ssft|configs/skill_alpha_alfworld_learning.py|--config.steps=0 --config.eval.handwritten_dir=$TS $AS $Q"
   )
   for k in ${SEEDS:-1}; do
-    MEM[skillos_ss$k]=${SEED_SHARE:-0.24}
-    ARMS+=("skillos_ss$k|configs/skillos_alfworld_learning.py|--config.steps=0 --config.seed=$k --config.eval.handwritten_dir=$TS --config.eval.conditions=${SEED_CONDS:-no_memory,handwritten} $S $Q")
+    MEM[skillos_${SEED_ARM:-ss}$k]=${SEED_SHARE:-0.24}
+    ARMS+=("skillos_${SEED_ARM:-ss}$k|configs/skillos_alfworld_learning.py|--config.steps=0 --config.seed=$k --config.eval.handwritten_dir=$TS --config.eval.conditions=${SEED_CONDS:-no_memory,handwritten} $S $Q")
   done
 fi
 

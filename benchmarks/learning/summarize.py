@@ -90,6 +90,13 @@ COMPARISONS += [
      f"search reader, seed {k}: teacher skills - No Memory (upper bound)"),
     ("skillos", f"skillos_ss{k}", "no_memory", f"skillos_ss{k}", "curated",
      f"search reader, seed {k}: untrained curator - No Memory"))]
+# campaign 7: the same readers SFT'd with sft.play_contrast (every play game with its own type's
+# skill among others', with others' only, and with none); learning.sh SEED_ARM=sc names them.
+COMPARISONS += [c for k in range(0, 10) for c in (
+    ("skillos", f"skillos_sc{k}", "no_memory", f"skillos_sc{k}", "handwritten",
+     f"contrast reader, seed {k}: teacher skills - No Memory (upper bound)"),
+    ("skillos", f"skillos_sc{k}", "no_memory", f"skillos_sc{k}", "curated",
+     f"contrast reader, seed {k}: untrained curator - No Memory"))]
 CURVES = {
     "skill1": ["success_rate", "retrieval_rate", "library_size", "library_mean_utility", "rerank_ndcg",
                "distil_parse_ok", "util/loss", "time/step_s"],

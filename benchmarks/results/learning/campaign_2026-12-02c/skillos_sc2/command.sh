@@ -1,0 +1,4 @@
+cd /tmp/L/src; export PYTHONPATH=/tmp/site:/tmp/L/src
+export XLA_PYTHON_CLIENT_PREALLOCATE=true XLA_PYTHON_CLIENT_MEM_FRACTION=0.3
+python3 -m skillax.main --config configs/skillos_alfworld_learning.py --workdir /tmp/L/runs/skillos_ss2 --config.steps=0 --config.seed=2 --config.eval.handwritten_dir=benchmarks/learning/teacher_skills --config.eval.conditions=no_memory\,handwritten --config.eval.splits=valid_unseen --config.env.workers=5 --config.sft.play_contrast=True --config.sft.steps=0 --config.sft.play_search=True --config.sft.play_tasks=0 --config.sft.play_skill_fraction=0.7 --config.sft.play_relevant_share=0.7 --config.sft.play_skill_games=8 --config.sft.play_steps=360 --config.model.path=qwen2.5-coder-0.5b --config.train_until_file=/tmp/L/deadline --config.max_train_minutes=20 --config.model.sampler_memory_gb=5 > /tmp/L/logs/skillos_ss2.log 2>&1
+echo rc=$? >> /tmp/L/logs/skillos_ss2.log

@@ -132,3 +132,27 @@ def test_pool_seeds_keeps_the_latest_line_per_seed_and_needs_two_seeds(tmp_path)
     mod.main(["--summary", str(f), "--name", "pooled", "--write"])   # replaces, does not append twice
     got = [json.loads(x) for x in f.read_text().splitlines()]
     assert len(got) == len(lines) + 1 and got[-1]["comparison"] == "pooled"
+
+
+def test_paired_steps_hand_values():
+    from skillax.evaluation import paired_steps
+
+    base = [_rec(0, True, steps=10), _rec(1, True, "look_at_obj_in_light", steps=20), _rec(2, False, steps=30),
+            _rec(3, False, steps=12)]
+    arm = [_rec(0, True, steps=6), _rec(1, True, "look_at_obj_in_light", steps=14), _rec(2, True, steps=9),
+           _rec(3, False, steps=30), _rec(9, True, steps=1)]          # game 9: the baseline lacks it, ignored
+    out = paired_steps(base, arm, cap=30)
+    # all four shared games: (6-10) + (14-20) + (9-30) + (30-12) = -4 - 6 - 21 + 18 = -13 -> -3.25
+    assert out["n"] == 4 and out["mean_steps"] == [18.0, 14.75] and out["delta_steps"] == pytest.approx(-3.25)
+    assert out["delta_steps_ci95"][0] <= -3.25 <= out["delta_steps_ci95"][1]
+    # won in both: games 0 and 1, deltas -4 and -6 -> -5; one Pick and one Look game
+    assert out["won_both"] == 2 and out["delta_steps_won_both"] == pytest.approx(-5.0)
+    assert -6.0 <= out["delta_steps_won_both_ci95"][0] <= out["delta_steps_won_both_ci95"][1] <= -4.0
+    assert out["per_type_won_both"] == {"Look": [1, 20.0, 14.0], "Pick": [1, 10.0, 6.0]}
+    assert out["losses"] == [2, 1] and out["losses_at_cap"] == [1, 1]   # game 3 lost at 12 steps: not at the cap
+    none = paired_steps([_rec(0, False, steps=30)], [_rec(0, True, steps=5)], cap=30)
+    assert none["won_both"] == 0 and none["delta_steps_won_both"] is None and none["per_type_won_both"] == {}
+    with pytest.raises(ValueError, match="no game"):
+        paired_steps([_rec(0, True)], [_rec(1, True)], cap=30)
+    with pytest.raises(ValueError, match="duplicate"):
+        paired_steps([_rec(0, True), _rec(0, False)], [_rec(0, True)], cap=30)

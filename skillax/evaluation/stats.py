@@ -6,6 +6,8 @@
   games with replacement; both arms keep their outcome on each resampled game).
 * :func:`paired_delta` -- joins two arms' records on ``task_id`` and reports the difference,
   its bootstrap interval, the discordant counts and McNemar's exact two-sided p-value.
+* :func:`paired_steps` -- the same pairing for episode length: whether the skills change *how*
+  a reader plays (all games, a loss counting its cap, and the games won in both arms).
 * :func:`seed_spread` -- the mean of per-seed paired differences with a Student-t 95 %
   interval over seeds (the between-seed spread a single seed's bootstrap cannot show).
 * :func:`summarize` -- one arm's summary (success, Wilson interval, per task type, mean steps,
@@ -101,6 +103,39 @@ def paired_delta(baseline: Sequence[EpisodeRecord], arm: Sequence[EpisodeRecord]
     a_only = sum(1 for x, y in zip(ya, yb) if x > y)
     return {"n": len(common), "delta": delta, "delta_ci95": [ci[0], ci[1]], "arm_only": b_only,
             "baseline_only": a_only, "mcnemar_p": mcnemar_exact_p(b_only, a_only)}
+
+
+def paired_steps(baseline: Sequence[EpisodeRecord], arm: Sequence[EpisodeRecord], cap: int,
+                 n_boot: int = 10000, seed: int = 0) -> dict:
+    """Episode length (steps) of ``arm`` minus ``baseline`` on the games both evaluated.
+
+    A lost game keeps the steps it played (the step cap when it timed out). Returns
+    {"n", "mean_steps": [baseline, arm], "delta_steps", "delta_steps_ci95" (paired percentile
+    bootstrap), "won_both" (games won under both), "delta_steps_won_both" and its ci95 (None
+    when no game is won under both), "per_type_won_both" {short type: [games, baseline mean
+    steps, arm mean steps]}, "losses": [baseline, arm], "losses_at_cap": [baseline, arm] (lost
+    with ``steps >= cap``)}. Ours (issue 18, campaign 7: the readers play games they win anyway
+    2-5 steps shorter with skills, while success does not move). Raises ValueError when the two
+    share no game or a game repeats within one arm.
+    """
+    a, b = _by_id(baseline), _by_id(arm)
+    ids = sorted(set(a) & set(b))
+    if not ids:
+        raise ValueError("no game evaluated by both arms")
+    d, ci = paired_bootstrap([a[i].steps for i in ids], [b[i].steps for i in ids], n_boot=n_boot, seed=seed)
+    both = [i for i in ids if a[i].won and b[i].won]
+    out = {"n": len(ids), "mean_steps": [sum(a[i].steps for i in ids) / len(ids), sum(b[i].steps for i in ids) / len(ids)],
+           "delta_steps": d, "delta_steps_ci95": [ci[0], ci[1]], "won_both": len(both),
+           "delta_steps_won_both": None, "delta_steps_won_both_ci95": None, "per_type_won_both": {},
+           "losses": [sum(not x[i].won for i in ids) for x in (a, b)],
+           "losses_at_cap": [sum(not x[i].won and x[i].steps >= cap for i in ids) for x in (a, b)]}
+    if both:
+        d, ci = paired_bootstrap([a[i].steps for i in both], [b[i].steps for i in both], n_boot=n_boot, seed=seed)
+        out["delta_steps_won_both"], out["delta_steps_won_both_ci95"] = d, [ci[0], ci[1]]
+        for t in sorted({a[i].short_type for i in both}):
+            g = [i for i in both if a[i].short_type == t]
+            out["per_type_won_both"][t] = [len(g), sum(a[i].steps for i in g) / len(g), sum(b[i].steps for i in g) / len(g)]
+    return out
 
 
 def seed_spread(deltas: Sequence[float], level: float = 0.95) -> dict:

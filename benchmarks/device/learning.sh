@@ -255,6 +255,11 @@ elif [ "$part" = wait ] || [ "$part" = collect ]; then
   done
   all_done && pkill -f "[s]erve.port=8765"   # ARMSET=reader: every arm over, stop the served reader
   status; snapshot
+  # the planner records the device made (PREFETCH or the arms' own planning) come back too: untar into
+  # .dk3/cache here (`tar xzf experts.tgz -C .dk3/cache`) so the next kit carries them (campaign 7
+  # planned 112 games on the device, 323 s, and left them there)
+  [ "${DRY:-0}" = 1 ] || { [ -d $SKILLAX_CACHE/experts ] && tar czf $OUT/experts.tgz -C $SKILLAX_CACHE experts \
+    && ls -la $OUT/experts.tgz | awk '{print "planner records bytes", $5}'; }
 elif [ "$part" = deadline ]; then
   echo ${2:?unix time} > $L/deadline; status
 else

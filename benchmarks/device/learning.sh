@@ -116,7 +116,9 @@ fi
 # rendered as z is at evaluation), SFT only; bound = z_hand of the same teacher skills. With the
 # default seed arm the four shares sum to 0.95 of the GPU: ONLY=skillos or ONLY=alpha to run a part.
 # SEED_ARM=sc names the seed arms skillos_sc<k> (campaign 7: with --config.sft.play_contrast=True in
-# SEED_CONDS; summarize.py reports them as "contrast reader, seed k", pooled apart from "search reader").
+# SEED_CONDS; summarize.py reports them as "contrast reader, seed k", pooled apart from "search reader");
+# SEED_ARM=sd: the same plus --config.rollout.retrieval_fields=name,description in SEED_CONDS
+# ("contrast reader, name+description retrieval"; benchmarks/learning/retrieval_fields.py).
 if [ "${ARMSET:-smol}" = search ]; then
   Q="--config.model.path=qwen2.5-coder-0.5b"
   S="--config.sft.play_search=True --config.sft.play_tasks=0 --config.sft.play_skill_fraction=0.7 --config.sft.play_relevant_share=0.7 --config.sft.play_skill_games=8 --config.sft.play_steps=${PLAY_STEPS:-200}"

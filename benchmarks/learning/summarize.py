@@ -91,12 +91,15 @@ COMPARISONS += [
     ("skillos", f"skillos_ss{k}", "no_memory", f"skillos_ss{k}", "curated",
      f"search reader, seed {k}: untrained curator - No Memory"))]
 # campaign 7: the same readers SFT'd with sft.play_contrast (every play game with its own type's
-# skill among others', with others' only, and with none); learning.sh SEED_ARM=sc names them.
-COMPARISONS += [c for k in range(0, 10) for c in (
-    ("skillos", f"skillos_sc{k}", "no_memory", f"skillos_sc{k}", "handwritten",
-     f"contrast reader, seed {k}: teacher skills - No Memory (upper bound)"),
-    ("skillos", f"skillos_sc{k}", "no_memory", f"skillos_sc{k}", "curated",
-     f"contrast reader, seed {k}: untrained curator - No Memory"))]
+# skill among others', with others' only, and with none): learning.sh SEED_ARM=sc names them;
+# SEED_ARM=sd: the contrast readers with the skills retrieved over name + description
+# (--config.rollout.retrieval_fields=name,description; benchmarks/learning/retrieval_fields.py).
+SEED_ARMS = {"sc": "contrast reader", "sd": "contrast reader, name+description retrieval"}
+COMPARISONS += [c for prefix, label in SEED_ARMS.items() for k in range(0, 10) for c in (
+    ("skillos", f"skillos_{prefix}{k}", "no_memory", f"skillos_{prefix}{k}", "handwritten",
+     f"{label}, seed {k}: teacher skills - No Memory (upper bound)"),
+    ("skillos", f"skillos_{prefix}{k}", "no_memory", f"skillos_{prefix}{k}", "curated",
+     f"{label}, seed {k}: untrained curator - No Memory"))]
 CURVES = {
     "skill1": ["success_rate", "retrieval_rate", "library_size", "library_mean_utility", "rerank_ndcg",
                "distil_parse_ok", "util/loss", "time/step_s"],

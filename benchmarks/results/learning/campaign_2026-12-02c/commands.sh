@@ -12,6 +12,6 @@ ARMSET=search SEEDS="1 2 3" SKIP="skillos_ssft skillos_srl alpha_ssft" bash benc
 # summary (here): python benchmarks/learning/summarize.py $C --out $C --date 2026-12-02c > $C/tables.md  (arms renamed skillos_ss<k> -> skillos_sc<k>)
 #                 python benchmarks/learning/pool_seeds.py --pattern '^contrast reader, seed \d+: teacher skills - No Memory \(upper bound\)$' --name "contrast reader, seeds pooled: teacher skills - No Memory (upper bound)" --date 2026-12-02c --write
 #                 python benchmarks/learning/paired_steps.py $C
-# next lease (prepared): contrast readers, seeds 0 1 3 (2 done), both splits, teacher skills retrieved over
+# next lease (prepared): contrast readers (seeds 1-3, arms skillos_sd<k>), both splits, teacher skills retrieved over
 # name + description, planner records carried (untar experts.tgz from a collect into .dk3/cache first):
-#   PREFETCH=14 ARMSET=search SEED_ARM=sc SEEDS="0 1 3" SEED_SHARE=0.3 SEED_CONDS="no_memory,handwritten --config.env.workers=5 --config.sft.play_contrast=True --config.sft.steps=0 --config.rollout.retrieval_fields=name,description" PLAY_STEPS=360 SKIP="skillos_ssft skillos_srl alpha_ssft" bash benchmarks/device/learning.sh launch LEFT 60
+#   PREFETCH=14 ARMSET=search SEED_ARM=sd SEEDS="1 2 3" SEED_SHARE=0.3 SEED_CONDS="no_memory,handwritten --config.env.workers=5 --config.sft.play_contrast=True --config.sft.steps=0 --config.rollout.retrieval_fields=name,description" PLAY_STEPS=360 SKIP="skillos_ssft skillos_srl alpha_ssft" bash benchmarks/device/learning.sh launch LEFT 60

@@ -113,7 +113,8 @@ fi
 # handwritten --config.eval.splits=valid_unseen --config.env.workers=8 --config.sft.play_contrast=True").
 # alpha_ssft: the same lever for Skill-alpha's frozen worker (sft.play_search: 70 % of its play
 # episodes carry one rule document of every task type's teacher rules, from 8 other games each,
-# rendered as z is at evaluation), SFT only; bound = z_hand of the same teacher skills. With the
+# rendered as z is at evaluation), SFT only; bound = z_hand of the same teacher skills; ALPHA_EXTRA=
+# more overrides for it (e.g. "--config.sft.play_contrast=True --config.env.workers=5"). With the
 # default seed arm the four shares sum to 0.95 of the GPU: ONLY=skillos or ONLY=alpha to run a part.
 # SEED_ARM=sc names the seed arms skillos_sc<k> (campaign 7: with --config.sft.play_contrast=True in
 # SEED_CONDS; summarize.py reports them as "contrast reader, seed k", pooled apart from "search reader");
@@ -122,7 +123,7 @@ fi
 if [ "${ARMSET:-smol}" = search ]; then
   Q="--config.model.path=qwen2.5-coder-0.5b"
   S="--config.sft.play_search=True --config.sft.play_tasks=0 --config.sft.play_skill_fraction=0.7 --config.sft.play_relevant_share=0.7 --config.sft.play_skill_games=8 --config.sft.play_steps=${PLAY_STEPS:-200}"
-  AS="--config.sft.play_search=True --config.sft.play_skill_fraction=0.7 --config.sft.play_skill_games=8 --config.sft.play_steps=${PLAY_STEPS:-200}"
+  AS="--config.sft.play_search=True --config.sft.play_skill_fraction=0.7 --config.sft.play_skill_games=8 --config.sft.play_steps=${PLAY_STEPS:-200} ${ALPHA_EXTRA:-}"
   TS=benchmarks/learning/teacher_skills
   declare -A MEM=([skillos_ssft]=0.24 [skillos_srl]=0.30 [alpha_ssft]=0.17)
   ARMS=(

@@ -138,6 +138,58 @@ def test_play_search_needs_alfworld():
         play_warmstart(cfg, None)
 
 
+def test_contrast_documents_full_others_none():
+    games = [(t, plan(t)) for t in HEAT + COOL]
+    eps, docs = ps.contrast_documents(games, 3, seed=0)
+    n = len(games)
+    assert eps == games * 3 and len(docs) == 3 * n
+    assert docs[:n] == ps.assign_documents(games, 1.0, 3, seed=0)          # (a): the full document
+    for (t, _), (full, own), (rest, own_b), none in zip(games, docs[:n], docs[n:2 * n], docs[2 * n:]):
+        tag = t.family.replace("_", "-") + ","
+        assert own and own_b == [] and none == ([], [])
+        assert rest == [r for r in full if not r.startswith(tag)] and len(rest) == 3   # the other type's 3 rules
+        assert rest and not any(r.startswith(tag) for r in rest)
+
+
+@needs_shared
+def test_contrast_plays_each_game_in_three_contexts(games):
+    from skillax.agents.envs import env_spec
+    from skillax.agents.envs.runner import EnvPool
+    from skillax.methods.skill_alpha.setting import play_config
+
+    pc = play_config(_cfg())
+    count = lambda m: sum(len(x["content"].split()) for x in m)   # noqa: E731
+    with EnvPool(env_spec("alfworld", max_steps=40), 0) as pool:
+        rows, st = ps.search_play_transcripts(games, [COOL_PLAN, PAN_PLAN, CUP_PLAN], pool, pc, 40, 0.0, 1, 0,
+                                              count, 10 ** 6, contrast=True)
+    # 3 games x 3 contexts. COOL and PAN: (a) follows the other Cool game's place, (b) (the Heat
+    # rules only) and (c) search in the default order: one episode for both. CUP, the only Heat
+    # game, has no own rules: (a) = (b) = the Cool rules, (c) none, all one default search. 5 played.
+    assert st["planner_won"] == 3 and st["tasks"] == 9 and st["episodes_played"] == 5
+    assert st["won"] + st["truncated"] == 9 and st["episodes_with_skills"] == 6 and st["episodes_guided"] == 2
+    for task, own_place, other_rule in ((games[0], "go to stoveburner 1", "pick-heat-then-place-in-recep, step 1"),
+                                        (games[1], "go to countertop 1", "pick-heat-then-place-in-recep, step 1")):
+        firsts = [r for r in _rows(rows, task) if "Step 1." in r[1]["content"]]
+        assert len(firsts) == 3
+        a, b, c = firsts                                              # rows keep the contexts' order
+        assert "pick-cool-then-place-in-recep, step 1" in a[1]["content"] and _action(a) == own_place
+        assert "pick-cool-then-place-in-recep" not in b[1]["content"] and other_rule in b[1]["content"]
+        assert "[R1]" not in c[1]["content"]
+        assert _action(b) == _action(c) != own_place                  # the default order
+    cup = [r for r in _rows(rows, games[2]) if "Step 1." in r[1]["content"]]
+    assert len(cup) == 3 and len({_action(r) for r in cup}) == 1
+    assert cup[0][1]["content"] == cup[1][1]["content"] and "[R1]" not in cup[2][1]["content"]
+
+
+def test_play_contrast_needs_play_search():
+    from skillax.methods.skill_alpha.loop import play_warmstart
+
+    cfg = _cfg()
+    cfg.env.name, cfg.sft.play_contrast = "alfworld", True
+    with pytest.raises(ValueError, match="play_contrast needs sft.play_search"):
+        play_warmstart(cfg, None)
+
+
 def _action(row):
     text = row[2]["content"]
     return text[text.index("<action>") + len("<action>"):text.index("</action>")]

@@ -62,7 +62,9 @@ Keys (``configs/skill_alpha_*.py`` override):
   ``play_skill_fraction`` of the episodes carry a rule document rendered as the worker sees z
   at evaluation, made of the rule teacher's type skills of every task type (each from
   ``play_skill_games`` other train games); the expert searches the places of the episode's
-  own-type rules first (:mod:`skillax.methods.skill_alpha.play_search`).
+  own-type rules first (:mod:`skillax.methods.skill_alpha.play_search`). ``play_contrast``
+  (ours; needs ``play_search``): every game three times instead -- with the full document,
+  with it less its own type's rules, with none (``play_search.contrast_documents``).
 * ``warmstart`` (shared, ``methods.common.warmstart``): ``save_dir`` saves the editor after
   its SFT + the frozen worker + ``evidence_stream.json``; ``load_dir`` starts from them and
   skips both SFT stages (the arms of an experiment edit the same stream with the same worker).
@@ -120,6 +122,7 @@ def skill_alpha(setting: str = "experience") -> ml_collections.ConfigDict:
     c.sft.play_search = False                            # ALFWorld: searching expert + rule document (docstring)
     c.sft.play_skill_fraction = 0.0                      # play_search: share of episodes with the document
     c.sft.play_skill_games = 3                           # play_search: other games each type's rules come from
+    c.sft.play_contrast = False                          # play_search: each game with full / others' / no document
     c.sft.noop_examples = False                          # rule teacher: NOOP when the rule covers the chunk
     c.sft.rule_level = "instance"                        # rule teacher: "instance" | "type" plans
     c.rl = config_defaults.rl()

@@ -195,7 +195,8 @@ def _search_warmstart(cfg, pc, engine, train_tasks, records, pool) -> dict:
     rows, st = search_play_transcripts(
         train_tasks, plans, pool, setting_lib.play_config(cfg), int(cfg.env.max_steps),
         float(cfg.sft.get("play_skill_fraction", 0.0)), int(cfg.sft.get("play_skill_games", 3)), int(cfg.seed),
-        lambda m: len(render_with_masks(tok, m)[0]), int(pc.sft.max_len))
+        lambda m: len(render_with_masks(tok, m)[0]), int(pc.sft.max_len),
+        contrast=bool(cfg.sft.get("play_contrast", False)))
     budget = int(cfg.model.max_len) - int(cfg.worker.action_tokens)
     st = {**st, "inference_budget": budget, "fits_inference_budget": st["max_tokens"] <= budget}
     if not rows:
@@ -222,6 +223,8 @@ def play_warmstart(cfg, engine) -> dict:
     search = bool(cfg.sft.get("play_search", False))
     if search and env != "alfworld":
         raise ValueError(f"sft.play_search needs ALFWorld (the searching expert's games), not {env}")
+    if bool(cfg.sft.get("play_contrast", False)) and not search:
+        raise ValueError("sft.play_contrast needs sft.play_search (the searching expert's episodes)")
     train_tasks = setting_lib.play_sft_tasks(cfg)
     pc.sft.n_tasks = len(train_tasks)                   # already chosen (0 = all would mean none there)
     n_workers = resolve_workers(cfg.env.workers)        # -1 / "auto": the cores minus one

@@ -85,6 +85,23 @@ def assign_documents(games: Sequence[tuple[Task, Sequence[str]]], fraction: floa
     return out
 
 
+def contrast_documents(games: Sequence[tuple[Task, Sequence[str]]], games_per_skill: int,
+                       seed: int) -> tuple[list[tuple[Task, Sequence[str]]], list[tuple[list[str], list[str]]]]:
+    """``sft.play_contrast``: every game three times, with (a) the document of
+    :func:`assign_documents` (every type's rules, its own type's included), (b) the same
+    document without its own type's rules, and (c) no document. Returns (games repeated as
+    a + b + c, their (rule texts, own-type texts) in the same order; b and c have no own texts).
+
+    Why (issue 18, campaign 7, the SkillOS executor's lever carried over): with one random
+    context per game a reader sees its own type's rules in only part of its games; the three
+    contexts of one game are counterfactual pairs -- the same game searched with and without
+    its rules' places, with and without other types' rules. Ours; the paper trains no worker."""
+    full = assign_documents(games, 1.0, games_per_skill, seed)
+    others = [([r for r in texts if r not in set(own)], []) for texts, own in full]
+    none = [([], []) for _ in games]
+    return list(games) * 3, full + others + none
+
+
 def document_context(texts: Sequence[str]) -> str:
     """The worker's skill context of the rule document ``texts`` ("" for none): the rendered
     rule body of one rule skill, as ``prompts.skill_context`` gives z at evaluation."""
@@ -95,7 +112,7 @@ def document_context(texts: Sequence[str]) -> str:
 
 def search_play_transcripts(tasks: Sequence[Task], plans: Sequence[Sequence[str]], pool, play_cfg: PlayConfig,
                             max_steps: int, fraction: float, games_per_skill: int, seed: int, count_tokens,
-                            max_len: int) -> tuple[list[list[dict]], dict]:
+                            max_len: int, contrast: bool = False) -> tuple[list[list[dict]], dict]:
     """The worker's play transcripts of ``sft.play_search`` (module docstring).
 
     Args:
@@ -106,6 +123,8 @@ def search_play_transcripts(tasks: Sequence[Task], plans: Sequence[Sequence[str]
       fraction, games_per_skill, seed: :func:`assign_documents`.
       count_tokens(messages), max_len: rows past ``max_len`` tokens are dropped
         (``search_sft.rows_in_budget``).
+      contrast: ``sft.play_contrast`` -- every game in the three contexts of
+        :func:`contrast_documents` instead of one drawn with ``fraction`` (then unused).
     Returns (transcripts, stats): ``search_episodes``' stats plus planner_won,
     episodes_with_skills (with the document), episodes_guided (their own-type rules named
     places to search), own_rules_cut, transcripts, over_budget, max_tokens,
@@ -116,7 +135,11 @@ def search_play_transcripts(tasks: Sequence[Task], plans: Sequence[Sequence[str]
     if len(tasks) != len(plans):
         raise ValueError(f"tasks/plans lengths differ: {len(tasks)}, {len(plans)}")
     planned = [(t, list(p)) for t, p in zip(tasks, plans) if p]
-    docs = assign_documents(planned, fraction, games_per_skill, seed)
+    n_games = len(planned)
+    if contrast:
+        planned, docs = contrast_documents(planned, games_per_skill, seed)
+    else:
+        docs = assign_documents(planned, fraction, games_per_skill, seed)
     skills, places, cut = [], [], 0
     for texts, own in docs:
         shown = play_skills(document_context(texts))
@@ -129,7 +152,7 @@ def search_play_transcripts(tasks: Sequence[Task], plans: Sequence[Sequence[str]
                                    pool, play_cfg, max_steps)
     kept_idx = st.pop("kept")
     out, kept = rows_in_budget(episodes, [any(p for p in places[i]) for i in kept_idx], count_tokens, max_len)
-    st.update({"planner_won": len(planned), "episodes_with_skills": sum(bool(skills[i]) for i in kept_idx),
+    st.update({"planner_won": n_games, "episodes_with_skills": sum(bool(skills[i]) for i in kept_idx),
                "episodes_guided": kept["guided"], "own_rules_cut": cut, "transcripts": kept["transcripts"],
                "over_budget": kept["over_budget"], "max_tokens": kept["max_tokens"],
                "mean_steps_with_skill": kept["mean_steps_with"], "mean_steps_without": kept["mean_steps_without"]})

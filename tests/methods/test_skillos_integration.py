@@ -71,20 +71,39 @@ def read_metrics(workdir):
 
 
 @pytest.mark.slow
-def test_resume_is_exact(tiny_model, tmp_path):
+def test_sft_arm_rerun_reloads_its_warm_start_and_resume_is_exact(tiny_model, tmp_path):
+    """An interrupted sft arm (no checkpoint: steps = 0) re-run with the same workdir reloads the
+    warm start it saved instead of re-running the SFT (the rl arms stay paired with it). Then
+    rl arms load that warm start: one runs 2 steps straight, the other 1 step and is re-run
+    with ``steps = 2``: it resumes its checkpoint at step 1 (not the warm start, still
+    configured) and its step 1 equals the straight run's.
+
+    (Was two tests: ``test_resume_is_exact`` from scratch, and the rerun test whose rl arm
+    loaded the warm start and resumed; one pipeline now checks both, 2 RL steps fewer.)"""
+    from skillax.methods.common.warmstart import WarmStart
     from skillax.methods.skillos import run
+
+    ws = tmp_path / "ws"
+    a = tiny_config(tiny_model, steps=0)
+    a.warmstart.save_dir, a.sft.steps, a.sft.n_tasks, a.sft.batch_size, a.sft.max_len = str(ws), 1, 3, 2, 1280
+    a.eval.conditions = "none"
+    run(a, str(tmp_path / "sft"))
+    saved_at = WarmStart(ws).summary()["saved_at"]
+    (tmp_path / "sft" / "sft_curator.jsonl").unlink()
+    run(a, str(tmp_path / "sft"))
+    assert WarmStart(ws).summary()["saved_at"] == saved_at and not (tmp_path / "sft" / "sft_curator.jsonl").exists()
 
     def cfg(steps):
         c = tiny_config(tiny_model, steps=steps)
-        c.eval.conditions, c.tasks_per_group = "none", 2   # 4 rows per step
+        c.warmstart.load_dir, c.eval.conditions, c.tasks_per_group = str(ws), "none", 2   # 4 rows per step
         return c
     straight = tmp_path / "straight"
     run(cfg(2), str(straight))
     split = tmp_path / "split"
     run(cfg(1), str(split))
-    run(cfg(2), str(split))                                # resumes at step 1
+    run(cfg(2), str(split))                                # resumes at step 1: the checkpoint wins
     a, b = read_metrics(straight), read_metrics(split)
-    assert [r["step"] for r in b] == [0, 1]
+    assert [r["step"] for r in a] == [r["step"] for r in b] == [0, 1]
     for k in ("r", "r_task", "r_fc", "r_comp", "policy_tokens", "curate/loss", "calls_total"):
         assert a[1][k] == pytest.approx(b[1][k], rel=1e-5, abs=1e-6), k
 
@@ -238,32 +257,6 @@ def test_warm_start_save_then_load_and_eval_on_two_splits(tiny_model, tmp_path):
     assert all(set(SIX) <= set(r["skills"]) for r in host["repos"].values())
     assert host["repos"]["g0-n0"]["format"] == "skillax.skill_repo/1"
     assert "next_index" in json.dumps(host["stream"])
-
-
-@pytest.mark.slow
-def test_rerun_of_the_sft_arm_reloads_its_warm_start_and_a_checkpoint_wins(tiny_model, tmp_path):
-    """An interrupted sft arm (no checkpoint: steps = 0) re-run with the same workdir reloads the
-    warm start it saved instead of re-running the SFT (the rl arms stay paired with it); an rl
-    arm re-run resumes its checkpoint, not the warm start."""
-    from skillax.methods.common.warmstart import WarmStart
-    from skillax.methods.skillos import run
-
-    ws = tmp_path / "ws"
-    a = tiny_config(tiny_model, steps=0)
-    a.warmstart.save_dir, a.sft.steps, a.sft.n_tasks, a.sft.batch_size, a.sft.max_len = str(ws), 1, 3, 2, 1280
-    a.eval.conditions = "none"
-    run(a, str(tmp_path / "sft"))
-    saved_at = WarmStart(ws).summary()["saved_at"]
-    (tmp_path / "sft" / "sft_curator.jsonl").unlink()
-    run(a, str(tmp_path / "sft"))
-    assert WarmStart(ws).summary()["saved_at"] == saved_at and not (tmp_path / "sft" / "sft_curator.jsonl").exists()
-
-    b = tiny_config(tiny_model, steps=1)
-    b.warmstart.load_dir, b.eval.conditions, b.tasks_per_group = str(ws), "none", 2
-    run(b, str(tmp_path / "rl"))
-    b.steps = 2
-    run(b, str(tmp_path / "rl"))
-    assert [r["step"] for r in read_metrics(tmp_path / "rl")] == [0, 1]      # resumed at step 1
 
 
 @pytest.mark.slow

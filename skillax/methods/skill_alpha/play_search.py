@@ -97,7 +97,7 @@ def contrast_documents(games: Sequence[tuple[Task, Sequence[str]]], games_per_sk
     contexts of one game are counterfactual pairs -- the same game searched with and without
     its rules' places, with and without other types' rules. Ours; the paper trains no worker."""
     full = assign_documents(games, 1.0, games_per_skill, seed)
-    others = [([r for r in texts if r not in set(own)], []) for texts, own in full]
+    others = [([r for r in texts if r not in own_set], []) for texts, own in full for own_set in [set(own)]]
     none = [([], []) for _ in games]
     return list(games) * 3, full + others + none
 

@@ -30,6 +30,9 @@ Phases of a Skill1 step (seconds and fractions of the step's wall time):
   only the waits that generation did not hide);
 * ``library``: retrieval (MiniLM encode + search), library reads, EMA / admission, index sync;
 * ``update``: the trainer update (``engine.train``, includes the bf16 sampler-copy refresh);
+  the engine skips it when every group has zero variance (an untrained policy winning no
+  game): ``--update-advantages random`` times it on the step's real rows with N(0, 1)
+  advantages (timing only; the H200 lines of 2026-12-03 say which they used);
 * ``host``: the rest -- prompt building and chat-template encoding, the sampler's host side
   (packing, decoding, records: ``host_detail.sampler_host``), parsing, batch building.
 
@@ -121,6 +124,21 @@ class CompileCounter:
     def _on(self, event, secs, **kw):
         if "backend_compile" in event:
             self.n += 1
+
+
+def random_advantages(gens, advs: dict, seed: int) -> dict:
+    """Same keys and shapes as ``training_rows``' advantages {objective: (N,) float32}, with a
+    seeded N(0, 1) value at each row's own objective (``gens[i].objective``; the single key when
+    the objective set is one loss, e.g. ``released_code``). Benchmark only: the update's time on
+    the step's real rows when every group has zero variance and the engine would skip it."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    out = {k: np.zeros(len(gens), np.float32) for k in advs}
+    for i, g in enumerate(gens):
+        key = g.objective if g.objective in out else next(iter(out))
+        out[key][i] = rng.standard_normal()
+    return out
 
 
 def peak_memory():
@@ -310,6 +328,8 @@ def bench_skill1(args) -> None:
                 index.sync(library.retrieval_texts())
             with timer.phase("batch"):
                 gens, advs = obj_lib.training_rows(eps, cfg.objective)
+                if args.update_advantages == "random":   # time the update an untrained policy skips
+                    advs = random_advantages(gens, advs, seed=step)
                 batch = build_batch(gens, advs, list(objectives), length_buckets=tuple(cfg.train.length_buckets),
                                     rows_multiple=int(cfg.train.micro_batch),
                                     drop_truncated=bool(cfg.rl.drop_truncated),
@@ -367,7 +387,7 @@ def bench_skill1(args) -> None:
                  dtype=str(cfg.model.dtype), seeded_skills=seeded, size=args.size,
                  placement=args.placement, fast_pddl=os.environ.get("SKILLAX_FAST_PDDL", "1"),
                  share_prefill=bool(args.share_prefill),
-                 skip_update=bool(args.skip_update))
+                 skip_update=bool(args.skip_update), update_advantages=args.update_advantages)
     print_split(f"skill1 {name} ({args.model}, {int(eps)} episodes, overlap {args.overlap})", phases, wall)
     emit("skill1_step", shape, round(wall, 3), "seconds/step (mean of measured steps)",
          episodes_per_s=round(eps / wall, 3), env_steps_per_s=round(steps / wall, 2),
@@ -546,6 +566,10 @@ def main(argv=None):
     s.add_argument("--share-prefill", type=int, default=1, help="1: one prefill per distinct prompt")
     s.add_argument("--profile", default="", help="cProfile the measured steps' rollouts into this file")
     s.add_argument("--skip-update", action="store_true", help="no trainer update (rollout profiling)")
+    s.add_argument("--update-advantages", choices=["real", "random"], default="real",
+                   help="random: N(0, 1) advantages on the rows the objective would use, so the update "
+                        "runs even when every group has zero variance (an untrained policy wins no game "
+                        "and the engine then skips the update; timing only)")
     e = sub.add_parser("engine")
     e.add_argument("--model", default="tiny")
     e.add_argument("--episodes", type=int, default=4)

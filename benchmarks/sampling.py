@@ -43,6 +43,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from skillax.engine import Buckets, Sampler, SamplingParams
+from skillax.engine.sampler import parse_compiler_options
 from skillax.engine.hlo import compiled_text, weight_upcasts
 from skillax.models.config import NAMED_SHAPES, ModelConfig, named_config
 from skillax.models.params import init_params
@@ -189,10 +190,7 @@ def main(argv=None):
                     help="attention over the KV cache (Sampler(cache_attention=...))")
     ap.add_argument("--xla", default="", help="compiler options of the sampling program: k=v,k=v")
     args = ap.parse_args(argv)
-    xla_opts = {}
-    for kv in filter(None, args.xla.split(",")):
-        k, v = kv.split("=", 1)
-        xla_opts[k] = {"true": True, "false": False}.get(v.lower(), v)
+    xla_opts = parse_compiler_options(args.xla)
 
     cfg = model_config(args.model)
     dtype = jnp.dtype(args.dtype)

@@ -23,6 +23,10 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
       predicted above it runs as several calls over row chunks (same tokens and logprobs:
       rows keep their keys), so processes sharing a GPU make more calls instead of running
       out of memory. 0 = off (one call, however large; the default).
+    sampler_xla: XLA compiler options of the sampling programs only, "name=value,..."
+      (``engine.sampler.parse_compiler_options``), e.g. "xla_gpu_autotune_level=0": a small
+      policy's late compiles on a GPU cost 7-15 s each, GEMM autotuning being the suspect
+      (``benchmarks/results/rl_loop.md``). "" = XLA's defaults.
     """
     c = ml_collections.ConfigDict()
     c.path = path
@@ -32,6 +36,7 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
     c.share_prefill = True
     c.cache_attention = "auto"
     c.sampler_memory_gb = 0.0
+    c.sampler_xla = ""
     return c
 
 

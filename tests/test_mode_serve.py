@@ -469,6 +469,9 @@ def test_serve_sampler_takes_the_engines_memory_budget_and_prefill_keys(model_di
     c.model.sampler_memory_gb, c.model.share_prefill = 0.5, False
     mcfg = model_config(str(model_dir))
     s = serve.make_sampler(c, mcfg, None, jnp.float32, serve.serving_buckets(c.serve))
-    assert s.memory_budget == 536_870_912 and s.share_prefill is False
+    assert s.memory_budget == 536_870_912 and s.share_prefill is False and s.compiler_options == {}
+    c.model.sampler_xla = "xla_gpu_autotune_level=0"
+    assert serve.make_sampler(c, mcfg, None, jnp.float32, serve.serving_buckets(c.serve)).compiler_options == {
+        "xla_gpu_autotune_level": 0}
     c.model.sampler_memory_gb = 0.0
     assert serve.make_sampler(c, mcfg, None, jnp.float32, serve.serving_buckets(c.serve)).memory_budget == 0

@@ -103,6 +103,23 @@ class SamplerState:
             self.key_row = np.arange(B, dtype=np.int32)
 
 
+def parse_compiler_options(spec: str) -> dict:
+    """``"k=v,k=v"`` -> ``{k: v}`` for ``Sampler(compiler_options=...)`` (``model.sampler_xla``,
+    ``benchmarks/sampling.py --xla``): "true" / "false" (any case) become booleans, integers
+    ints, the rest stays a string; "" gives {}. E.g. ``"xla_gpu_autotune_level=0"``.
+    Raises ValueError naming the item without "=" or with an empty name."""
+    out: dict = {}
+    for item in (x.strip() for x in str(spec or "").split(",")):
+        if not item:
+            continue
+        k, sep, v = item.partition("=")
+        if not sep or not k.strip():
+            raise ValueError(f"compiler option {item!r} is not name=value (in {spec!r})")
+        v = v.strip()
+        out[k.strip()] = {"true": True, "false": False}.get(v.lower(), int(v) if v.lstrip("-").isdigit() else v)
+    return out
+
+
 def params_mesh(params):
     """The ``Mesh`` of a sharded params tree (its embedding's ``NamedSharding``), else None.
 
@@ -191,7 +208,8 @@ class Sampler:
         self.prefill_tokens = int(prefill_tokens)
         self.prefill_score_bytes = int(prefill_score_bytes)
         self.memory_budget = int(memory_budget)
-        self.programs = Programs(cfg, self.dtype, compiler_options)
+        self.compiler_options = dict(compiler_options or {})
+        self.programs = Programs(cfg, self.dtype, self.compiler_options)
         self.default_eos = default_eos_ids(cfg, tokenizer)
         self._byte_table = None  # device (tok_bytes, tok_lens), built on first stop-string use
 

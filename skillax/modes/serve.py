@@ -130,14 +130,15 @@ def warm_up(sampler, params, shapes, max_tokens: int, vocab_size: int) -> None:
 def make_sampler(cfg, mcfg, tokenizer, dtype, buckets):
     """The server's sampler with the engines' ``model.*`` sampler keys: ``sampler_memory_gb``
     (a batch predicted above it runs as several row chunks, same samples; 0 = off),
-    ``share_prefill`` and ``cache_attention`` (``methods.common.engine.PolicyEngine``), over
+    ``share_prefill``, ``cache_attention`` and ``sampler_xla`` (``methods.common.engine.PolicyEngine``), over
     the serving row ``buckets``. Raises ValueError for a negative memory budget."""
-    from skillax.engine.sampler import Sampler
+    from skillax.engine.sampler import Sampler, parse_compiler_options
 
     return Sampler(mcfg, tokenizer, max_len=int(cfg.model.max_len), dtype=dtype, buckets=buckets,
                    share_prefill=bool(cfg.model.get("share_prefill", True)),
                    cache_attention=str(cfg.model.get("cache_attention", "auto")),
-                   memory_budget=int(float(cfg.model.get("sampler_memory_gb", 0.0)) * 2**30))
+                   memory_budget=int(float(cfg.model.get("sampler_memory_gb", 0.0)) * 2**30),
+                   compiler_options=parse_compiler_options(cfg.model.get("sampler_xla", "")))
 
 
 def build_service(cfg):

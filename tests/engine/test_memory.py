@@ -175,8 +175,11 @@ def test_engine_reads_sampler_memory_gb(tmp_path):
 
     c = config(_tiny_model_dir(str(tmp_path / "m")))
     c.model.sampler_memory_gb = 1.5
+    assert config_defaults.model().sampler_xla == ""
+    c.model.sampler_xla = "xla_gpu_autotune_level=1"
     eng = PolicyEngine.create(c, tmp_path / "run")
     try:
         assert eng.sampler.memory_budget == int(1.5 * GIB)
+        assert eng.sampler.compiler_options == {"xla_gpu_autotune_level": 1}
     finally:
         eng.close()

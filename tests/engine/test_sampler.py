@@ -318,3 +318,31 @@ def test_shared_prefill_equals_unshared(qwen3, tokenizer, engine_buckets, sample
     np.testing.assert_array_equal(c.tokens, d.tokens)
     np.testing.assert_allclose(c.logprobs, d.logprobs, atol=1e-5, rtol=0)
     assert sampler.generate(params, PROMPTS, sp1).stats["prefill_rows"] == 4
+
+
+def test_compiler_options_parse_and_reach_the_sampling_program(qwen3, sampler, engine_buckets):
+    """``model.sampler_xla`` / ``sampling.py --xla``: "k=v,..." parsed by hand-known rules, a
+    bad item named in the error; a Sampler built with a real XLA option samples the same
+    tokens and logprobs as the default program, and an unknown option fails at compile."""
+    from skillax.engine import Sampler
+    from skillax.engine.sampler import parse_compiler_options
+
+    assert parse_compiler_options("") == {} and parse_compiler_options(None) == {}
+    assert parse_compiler_options(" xla_gpu_autotune_level=0, xla_gpu_enable_triton_gemm=False ,x=ab") == {
+        "xla_gpu_autotune_level": 0, "xla_gpu_enable_triton_gemm": False, "x": "ab"}
+    assert parse_compiler_options("a=1,,b=-2") == {"a": 1, "b": -2}      # an empty item is skipped
+    for bad in ("xla_gpu_autotune_level", "=3", "a=1,b"):
+        with pytest.raises(ValueError, match="not name=value"):
+            parse_compiler_options(bad)
+    _, params, cfg = qwen3
+    sp = SamplingParams(temperature=0, max_new_tokens=6, eos_ids=[])
+    opt = Sampler(cfg, max_len=256, dtype=jnp.float32, buckets=engine_buckets,
+                  compiler_options=parse_compiler_options("xla_embed_ir_in_executable=true"))
+    assert opt.compiler_options == {"xla_embed_ir_in_executable": True}
+    a, b = sampler.generate(params, PROMPTS, sp), opt.generate(params, PROMPTS, sp)
+    np.testing.assert_array_equal(a.tokens, b.tokens)
+    np.testing.assert_allclose(a.logprobs, b.logprobs, atol=1e-6)
+    wrong = Sampler(cfg, max_len=256, dtype=jnp.float32, buckets=engine_buckets,
+                    compiler_options={"xla_no_such_option_at_all": 1})
+    with pytest.raises(Exception, match="xla_no_such_option_at_all"):
+        wrong.generate(params, PROMPTS, sp)

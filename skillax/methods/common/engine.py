@@ -40,7 +40,7 @@ import numpy as np
 
 from skillax import collectives, process
 from skillax.engine.buckets import Buckets
-from skillax.engine.sampler import Sampler
+from skillax.engine.sampler import Sampler, parse_compiler_options
 from skillax.methods.common.policy import CallCounter, PolicySampler
 from skillax.models.registry import load_policy, resolve_dtype
 from skillax.rl import minibatch as mb_lib
@@ -165,7 +165,8 @@ class PolicyEngine:
         self.sampler = Sampler(model_cfg, tokenizer, max_len=int(cfg.model.max_len), dtype=self.compute_dtype,
                                buckets=Buckets(), share_prefill=bool(cfg.model.get("share_prefill", True)),
                                cache_attention=str(cfg.model.get("cache_attention", "auto")),
-                               memory_budget=int(float(cfg.model.get("sampler_memory_gb", 0.0)) * 2**30))
+                               memory_budget=int(float(cfg.model.get("sampler_memory_gb", 0.0)) * 2**30),
+                               compiler_options=parse_compiler_options(cfg.model.get("sampler_xla", "")))
         self.checkpointer = Checkpointer(self.workdir / "checkpoints", max_to_keep=int(cfg.get("keep_checkpoints", 2)))
         self._train_steps: dict[Any, Any] = {}
         self._calls = CallCounter()  # shared by every policy_sampler (checkpointed)

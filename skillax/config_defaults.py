@@ -24,9 +24,9 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
       rows keep their keys), so processes sharing a GPU make more calls instead of running
       out of memory. 0 = off (one call, however large; the default).
     sampler_xla: XLA compiler options of the sampling programs only, "name=value,..."
-      (``engine.sampler.parse_compiler_options``), e.g. "xla_gpu_autotune_level=0": a small
-      policy's late compiles on a GPU cost 7-15 s each, GEMM autotuning being the suspect
-      (``benchmarks/results/rl_loop.md``). "" = XLA's defaults.
+      (``engine.sampler.parse_compiler_options``), e.g. "xla_gpu_enable_triton_gemm=false".
+      "" = XLA's defaults (measured best for SmolLM2 on the H200: autotune level 0 builds
+      faster but samples 2.5x slower, ``benchmarks/results/rl_loop.md``).
     """
     c = ml_collections.ConfigDict()
     c.path = path

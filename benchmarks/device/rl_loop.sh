@@ -59,6 +59,13 @@ echo "== extra done \$(date +%T)"; touch $O/done
 EOF
   XLA_PYTHON_CLIENT_PREALLOCATE=false setsid nohup bash $O/extra.sh >> $O/log/queue.txt 2>&1 < /dev/null &
   sleep ${2:-300}; cat $O/log/queue.txt
+elif [ "$part" = ab ]; then      # `rl_loop.sh ab OPTIONS [S]`: the ALFWorld step with model.sampler_xla=OPTIONS,
+  source benchmarks/device/kit.sh  # in the foreground (a fresh machine: compare with `extra`'s skill1_update)
+  mkdir -p $O/res $O/log
+  SKILLAX_RESULTS=$O/res timeout ${3:-240} python3 benchmarks/rl_loop.py skill1 --model smollm2 --tasks 8 --group 4 \
+    --max-steps 30 --workers auto --env alfworld --steps 2 --warmup 1 --update-advantages random \
+    --set "model.sampler_xla=${2:?xla options}" > ${OUT:-$O/log}/skill1_ab.txt 2>&1; rc=$?; cp ${OUT:-$O/log}/skill1_ab.txt $O/log/ 2>/dev/null
+  echo "rc $rc"
 elif [ "$part" = wait ]; then
   t_end=$(( $(date +%s) + ${2:-500} ))
   while [ $(date +%s) -lt $t_end ] && [ ! -f $O/done ]; do sleep 10; done

@@ -310,6 +310,7 @@ def bench_skill1(args) -> None:
         for step in range(args.warmup + args.steps):
             timer.s.clear()
             c0, s0, h0, g0 = counter.n, policy.seconds, policy.host_seconds, policy.tokens_generated
+            b0 = len(engine.sampler.builds)
             rs0, nc0 = policy.row_steps, policy.n_calls
             t0 = time.perf_counter()
             tasks = stream.take(int(cfg.tasks_per_step))
@@ -353,7 +354,8 @@ def bench_skill1(args) -> None:
                        success=sum(ep.r for ep in eps) / len(eps), rows=len(gens),
                        batch_shape=list(batch["tokens"].shape), admitted=counts["admitted"],
                        reranked=sum(ep.rank is not None for ep in eps),
-                       retrieved=sum(len(ep.retrieved_ids) for ep in eps))
+                       retrieved=sum(len(ep.retrieved_ids) for ep in eps),
+                       builds=engine.sampler.builds[b0:])
             print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}, default=str),
                   flush=True)
             rows.append(row)
@@ -397,6 +399,7 @@ def bench_skill1(args) -> None:
          host_detail_s={k: round(v, 3) for k, v in host.items()},
          decode_utilization=round(statistics.fmean(r["decode_utilization"] for r in meas), 4),
          sampler_calls=statistics.fmean(r["sampler_calls"] for r in meas),
+         builds_measured=[b for r in meas for b in r["builds"]],
          compiles_measured=sum(r["compiles"] for r in meas), compiles_warmup=sum(r["compiles"] for r in rows[:args.warmup]),
          peak_device_bytes=peak, device_bytes_limit=limit, setup_s=round(setup_s, 1),
          steps_measured=len(meas), warmup=args.warmup, mean_success=statistics.fmean(r["success"] for r in meas),

@@ -180,6 +180,12 @@ class Sampler:
         each predicted within it; tokens and logprobs are those of the single call (each row
         keeps its key words), only ``stats`` shows the split. A single prompt over it raises
         ValueError before anything runs.
+
+    Attributes:
+      builds: one dict per call that built (traced and compiled) a sampling program: its shape
+        key (batch, prefill_rows, chunk, prefill_chunk, new_bucket, cache_len, fresh, shared)
+        and ``seconds`` (wall time of that call: build + first run). Which shapes a run keeps
+        building late, and what each costs (``benchmarks/rl_loop.py``'s ``builds``).
     """
 
     def __init__(self, cfg, tokenizer=None, max_len: int = 4096, dtype=jnp.bfloat16,
@@ -209,6 +215,9 @@ class Sampler:
         self.prefill_score_bytes = int(prefill_score_bytes)
         self.memory_budget = int(memory_budget)
         self.compiler_options = dict(compiler_options or {})
+        # one record per call that built a sampling program: its shape key and the call's wall
+        # seconds (build + first run; benchmarks/rl_loop.py reports the builds of measured steps)
+        self.builds: list[dict] = []
         self.programs = Programs(cfg, self.dtype, self.compiler_options)
         self.default_eos = default_eos_ids(cfg, tokenizer)
         self._byte_table = None  # device (tok_bytes, tok_lens), built on first stop-string use
@@ -708,6 +717,7 @@ class Sampler:
         x, next_pos, active = self._pack(state, chunks, sp, consts, T, seed, step, turn, prefill)
         attn = self._cache_attn(params)
         piece = self._prefill_chunk(len(x.tokens), T, state.cache.max_len, attn)
+        traced = self.programs.counts["run"]
         t0 = time.perf_counter()
         dev, cache = self.programs.run(params, state.cache, x, n_new=n_new,
                                        use_stop_strings=consts["use_strings"],
@@ -716,6 +726,10 @@ class Sampler:
                                        shared=prefill is not None, prefill_chunk=piece)
         dev = jax.device_get(dev)
         seconds = time.perf_counter() - t0
+        if self.programs.counts["run"] > traced:   # this call built a new program (one per shape key)
+            self.builds.append(dict(batch=B, prefill_rows=len(x.tokens), chunk=T, prefill_chunk=piece or T,
+                                    new_bucket=n_new, cache_len=int(state.cache.max_len), fresh=self._fresh_prefill(turn),
+                                    shared=prefill is not None, seconds=round(seconds, 3)))
         N, M = state.rows, sp.max_new_tokens
         toks = np.array(dev["tokens"][:, :M], np.int32)
         lps = np.array(dev["logprobs"][:, :M], np.float32)

@@ -235,13 +235,34 @@ def test_no_recompilation_after_warmup(qwen3, sampler):
     listener = lambda event, secs, **kw: compiles.append(event) if "backend_compile" in event else None
     jax.monitoring.register_event_duration_secs_listener(listener)
     try:
-        before = sampler.compile_count
+        before, n_builds = sampler.compile_count, len(sampler.builds)
         for i in range(20):
             call(i)
     finally:
         jax.monitoring.unregister_event_duration_listener(listener)
     assert sampler.compile_count == before
     assert compiles == []
+    assert len(sampler.builds) == n_builds          # the build log agrees: nothing built
+
+
+def test_build_log_names_each_new_program_once(qwen3, engine_buckets):
+    """``Sampler.builds``: the first call of a shape key records one build with that key
+    (batch / chunk / new-token / cache buckets) and its seconds; the same key again records
+    nothing; a longer prompt (a new chunk and cache bucket) records one more."""
+    from skillax.engine import Sampler
+
+    _, params, cfg = qwen3
+    s = Sampler(cfg, max_len=256, dtype=jnp.float32, buckets=engine_buckets)
+    sp = SamplingParams(temperature=0, max_new_tokens=4, eos_ids=[])
+    assert s.builds == []
+    s.generate(params, [[5, 6, 7]] * 3, sp)
+    assert len(s.builds) == 1
+    b = s.builds[0]
+    assert (b["batch"], b["chunk"], b["new_bucket"], b["cache_len"]) == (4, 16, 16, 64) and b["seconds"] > 0
+    s.generate(params, [[9, 8]] * 2, sp, seed=3)                 # same buckets: no build
+    assert len(s.builds) == 1
+    s.generate(params, [list(range(3, 23))] * 3, sp)             # 20 tokens: chunk 32, cache 64
+    assert len(s.builds) == 2 and (s.builds[1]["chunk"], s.builds[1]["cache_len"]) == (32, 64)
 
 
 @pytest.mark.parametrize("temperature", [0.0, 1.0])

@@ -123,7 +123,7 @@ def test_invalid_actions_and_step_cap(tasks):
 
 
 def test_expert_wins_three_games(tasks):
-    """Planner expert (re-plan every step) wins one fast game per split."""
+    """Planner expert (the reset's plan, followed) wins one fast game per split."""
     picks = [_by_id(tasks)[i] for i in FAST]
     t0 = time.perf_counter()
     recs = alfworld_experts(picks, n_workers=0, use_cache=False)
@@ -132,6 +132,33 @@ def test_expert_wins_three_games(tasks):
     assert recs[0].actions == ["go to desk 1", "use desklamp 1", "take alarmclock 2 from desk 1"]
     assert recs[0].steps[0][0].endswith("Your task is to: look at alarmclock under the desklamp.")
     assert ExpertRecord.from_dict(json.loads(json.dumps(recs[2].to_dict()))) == recs[2]
+
+
+def test_reset_plan_equals_replanning_after_every_step(tasks):
+    """``expert_plan="reset"``: the reset's info holds the plan, steps hold none; following it
+    plays the same actions, observations and outcome as re-planning after every step (the
+    expert before), on a fast game of each split and a two-object game of 7 steps."""
+    from skillax.agents.envs.experts import _play, follow_reset_plan
+
+    games = [_by_id(tasks)[i] for i in FAST]
+    games.append(next(t for t in tasks if t.split == "valid_train" and t.family == "pick_cool_then_place_in_recep"))
+    once, every = AlfWorldEnv(max_steps=60, expert_plan="reset"), AlfWorldEnv(max_steps=60, expert_plan=True)
+    try:
+        for t in games:
+            a = _play(once, t, follow_reset_plan(), 60, "once")
+            b = _play(every, t, lambda info, i: (info.get("expert_plan") or [None])[0], 60, "every")
+            assert a.won and a.error is None and (a.steps, a.final_observation, a.won) == (b.steps, b.final_observation, b.won)
+        _, info = once.reset(games[0])
+        assert info["expert_plan"] == ["go to desk 1", "use desklamp 1", "take alarmclock 2 from desk 1"]
+        assert "expert_plan" not in once.step("go to desk 1")[3]
+        _, info = once.reset(games[0])                     # a re-reset plans again
+        assert info["expert_plan"][0] == "go to desk 1"
+        every.reset(games[0])
+        assert "expert_plan" in every.step("go to desk 1")[3]          # True: a plan after every step
+    finally:
+        once.close(), every.close()
+    with pytest.raises(ValueError, match="expert_plan must be"):
+        AlfWorldEnv(expert_plan="always")
 
 
 @pytest.mark.slow

@@ -279,8 +279,9 @@ class AlfWorldEnv(TWGameEnv):
     Args:
       max_steps: step cap (ALFWorld evaluation: 50).
       logic: ``"wheel"`` or ``"original"`` domain/grammar (module docstring).
-      expert_plan: request textworld's ``policy_commands`` (fast-downward re-plans after
-        every reset and step: 1-30 s per reset) and return them as ``info["expert_plan"]``.
+      expert_plan: request textworld's ``policy_commands`` and return them as
+        ``info["expert_plan"]``: True = fast-downward plans after the reset and after every
+        step (1-30 s per reset), "reset" = after the reset only (the experts follow that plan).
       root: where rebuilt game files go (default ``$SKILLAX_CACHE/alfworld/<logic>``).
       fast_pddl: install the exact speed-ups of :mod:`skillax.agents.envs.pddl_speedups` in
         this process (same observations and admissible commands; off with False or
@@ -290,7 +291,7 @@ class AlfWorldEnv(TWGameEnv):
     the pddl_speedups docstring).
     """
 
-    def __init__(self, max_steps: int = 50, logic: str = "wheel", expert_plan: bool = False,
+    def __init__(self, max_steps: int = 50, logic: str = "wheel", expert_plan: bool | str = False,
                  max_action_chars: int = MAX_ACTION_CHARS, root: str | None = None,
                  fast_pddl: bool = True):
         super().__init__(max_steps, max_action_chars, expert_plan)

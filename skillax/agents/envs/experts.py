@@ -94,20 +94,40 @@ def _play(env, task: Task, choose, max_steps: int, source: str) -> ExpertRecord:
                         time.perf_counter() - t0, error)
 
 
+def follow_reset_plan():
+    """An expert policy ``choose(info, t)`` for :func:`_play`: the plan in the reset's
+    ``info["expert_plan"]`` (t = 0), then its t-th action; None once it is used up.
+
+    The games are deterministic, so the reset's plan wins without re-planning after every
+    step (textworld's ``policy_commands`` re-plans at each step). Same actions in every game
+    compared (12 of a stratified valid_train sample, 8 more one by one; the test checks 4);
+    time: 5.23 -> 4.26 s a game on 2 workers for the stratified 12
+    (``benchmarks/expert_planning.py``; the reset's translation and first plan, ~5 s, is
+    most of a game), 21.8 -> 9.4 s for 8 long-horizon games one by one."""
+    plan: list[str] = []
+
+    def choose(info: dict, t: int) -> str | None:
+        if t == 0:
+            plan[:] = list(info.get("expert_plan") or [])
+        return plan[t] if t < len(plan) else None
+
+    return choose
+
+
 def alfworld_expert(task: Task, logic: str = "wheel", max_steps: int = 60, use_cache: bool = True,
                     root: str | None = None, env=None) -> ExpertRecord:
-    """Planner expert for one ALFWorld task (cached). ``env`` may be a reused
-    ``AlfWorldEnv(expert_plan=True)``; otherwise one is built and closed here."""
+    """Planner expert for one ALFWorld task (cached): fast-downward's plan at the reset,
+    followed to the end (:func:`follow_reset_plan`). ``env`` may be a reused
+    ``AlfWorldEnv(expert_plan="reset")`` (or ``True``); otherwise one is built and closed here."""
     from skillax.agents.envs.alfworld import AlfWorldEnv
 
     path = _cache_path(task, f"planner-{logic}", root)
     if use_cache and os.path.exists(path):
         return _load_record(path)
     own = env is None
-    env = env or AlfWorldEnv(max_steps=max_steps, logic=logic, expert_plan=True)
+    env = env or AlfWorldEnv(max_steps=max_steps, logic=logic, expert_plan="reset")
     try:
-        rec = _play(env, task, lambda info, t: (info.get("expert_plan") or [None])[0], max_steps,
-                    f"alfworld-planner-{logic}")
+        rec = _play(env, task, follow_reset_plan(), max_steps, f"alfworld-planner-{logic}")
     finally:
         if own:
             env.close()
@@ -118,12 +138,17 @@ def alfworld_expert(task: Task, logic: str = "wheel", max_steps: int = 60, use_c
 
 def alfworld_experts(tasks: list[Task], n_workers: int = 2, logic: str = "wheel", max_steps: int = 60,
                      use_cache: bool = True, root: str | None = None, chunk: int | None = None,
-                     reset_timeout_s: float = 600.0, step_timeout_s: float = 300.0) -> list[ExpertRecord]:
+                     reset_timeout_s: float = 600.0, step_timeout_s: float = 300.0,
+                     plan_at: str = "reset") -> list[ExpertRecord]:
     """Planner experts for many ALFWorld games, played in ``n_workers`` processes
     (:class:`~skillax.agents.envs.runner.EnvPool`, ``chunk`` games per lock-step batch,
     default ``4 * n_workers``). Cached records are returned without playing; new ones are
     cached unless they failed. A game whose worker crashed or timed out gets a record with
-    ``won=False`` and ``error`` set. ``seconds`` is the batch's wall time shared equally."""
+    ``won=False`` and ``error`` set. ``seconds`` is the batch's wall time shared equally.
+    ``plan_at``: "reset" (fast-downward's plan at the reset, followed: :func:`follow_reset_plan`)
+    or "step" (a plan after every step, its first action taken: the expert before 2026-12-03,
+    same cache key -- pass ``use_cache=False``; ``benchmarks/expert_planning.py``). Raises
+    ValueError for another value."""
     from skillax.agents.envs import env_spec
     from skillax.agents.envs.runner import EnvPool
 
@@ -136,7 +161,9 @@ def alfworld_experts(tasks: list[Task], n_workers: int = 2, logic: str = "wheel"
         else:
             todo.append(i)
     chunk = chunk or 4 * max(1, n_workers)
-    spec = env_spec("alfworld", logic=logic, expert_plan=True, max_steps=max_steps)
+    if plan_at not in ("reset", "step"):
+        raise ValueError(f"plan_at must be 'reset' or 'step', got {plan_at!r}")
+    spec = env_spec("alfworld", logic=logic, expert_plan=plan_at, max_steps=max_steps)
     with EnvPool(spec, n_workers, reset_timeout_s=reset_timeout_s, step_timeout_s=step_timeout_s) as pool:
         for c in range(0, len(todo), chunk):
             idx = todo[c:c + chunk]
@@ -147,6 +174,7 @@ def alfworld_experts(tasks: list[Task], n_workers: int = 2, logic: str = "wheel"
             cur = pool.reset_batch(batch)
             obs = [o for o, _ in cur]
             infos = [info for _, info in cur]
+            plans = [list(info.get("expert_plan") or []) for info in infos]   # followed to the end
             for j, info in enumerate(infos):
                 if info.get("failed"):
                     errors[j] = info["fail_reason"]
@@ -155,13 +183,15 @@ def alfworld_experts(tasks: list[Task], n_workers: int = 2, logic: str = "wheel"
                 for j, info in enumerate(infos):
                     if pool.done[j]:
                         continue
-                    plan = info.get("expert_plan") or []
-                    if not plan:
+                    t = len(steps[j])
+                    if plan_at == "step":               # the plan of this step's info, from its start
+                        plans[j], t = list(info.get("expert_plan") or []), 0
+                    if t >= len(plans[j]):
                         errors[j] = "expert has no action left before the game was won"
                         pool.end_episodes([j])
                         continue
-                    actions[j] = plan[0]
-                    steps[j].append((obs[j], plan[0]))
+                    actions[j] = plans[j][t]
+                    steps[j].append((obs[j], actions[j]))
                 if all(pool.done):
                     break
                 for j, (o, _, _, info) in enumerate(pool.step_batch(actions)):

@@ -231,15 +231,23 @@ class TWGameEnv:
     empty/over-long ones are sent as the empty command, so the game answers as it does to
     nothing ("Nothing happens." in ALFWorld, "I beg your pardon?" in Inform games). A
     normalised action equal to an admissible command is sent in the game's own spelling.
+
+    ``expert_plan``: False (no plan), True / "step" (textworld's ``policy_commands`` after the
+    reset and after every step: a planner run each time), or "reset" (after the reset only;
+    steps carry no ``expert_plan``). Raises ValueError for another value.
     """
 
     def __init__(self, max_steps: int = 50, max_action_chars: int = MAX_ACTION_CHARS,
-                 expert_plan: bool = False):
+                 expert_plan: bool | str = False):
         if max_steps < 1:
             raise ValueError(f"max_steps must be >= 1, got {max_steps}")
         self.max_steps = int(max_steps)
         self.max_action_chars = int(max_action_chars)
-        self.expert_plan = bool(expert_plan)
+        modes = {False: None, True: "step", "step": "step", "reset": "reset"}
+        if not isinstance(expert_plan, (bool, str)) or expert_plan not in modes:
+            raise ValueError(f"expert_plan must be False, True, 'step' or 'reset', got {expert_plan!r}")
+        self.plan_at = modes[expert_plan]
+        self.expert_plan = self.plan_at is not None
         self._env = None
         self._path: str | None = None
         self._task: Task | None = None
@@ -277,7 +285,11 @@ class TWGameEnv:
         path = self._game_file(task)
         if self._env is None or self._path != path:
             self._start(path)
+        if self.plan_at == "reset":
+            self._plan_requests(True)
         state = self._env.reset()
+        if self.plan_at == "reset":   # the steps follow that plan: no planner run per step
+            self._plan_requests(False)
         self._task, self._steps, self._done = task, 0, False
         self._score = float(state.get("score") or 0)
         obs = self._clean(state.feedback)
@@ -308,9 +320,18 @@ class TWGameEnv:
                 "invalid": reason is not None, "invalid_reason": reason, "truncated": truncated,
                 "lost": bool(state.get("lost")), "score": float(state.get("score") or 0),
                 "max_score": float(state.get("max_score") or 0), "task_id": self._task.id}
-        if self.expert_plan:
+        if self.plan_at == "step" or (self.plan_at == "reset" and self._steps == 0):
             info["expert_plan"] = list(state.get("policy_commands") or [])
         return info
+
+    def _plan_requests(self, on: bool) -> None:
+        """Switch textworld's ``policy_commands`` request on every layer of the wrapped env
+        (each wrapper holds the request; the PDDL env plans on reset / step while it is on)."""
+        e = self._env
+        while e is not None:
+            if getattr(e, "request_infos", None) is not None:
+                e.request_infos.policy_commands = on
+            e = getattr(e, "_wrapped_env", None)
 
     def close(self) -> None:
         """Release the game (idempotent)."""
@@ -326,14 +347,15 @@ class TextWorldEnv(TWGameEnv):
 
     Args:
       max_steps: episode step cap (default 20; default-family walkthroughs take <= 7).
-      expert_plan: add ``info["expert_plan"]`` (textworld ``policy_commands``).
+      expert_plan: add ``info["expert_plan"]`` (textworld ``policy_commands``): True after
+        the reset and every step, "reset" after the reset only (``TWGameEnv``).
       root: game cache directory (default ``$SKILLAX_CACHE/textworld/<version>``).
     A task whose cached file is missing (e.g. another machine) is regenerated from its
     (challenge, settings, seed) payload.
     """
 
     def __init__(self, max_steps: int = 20, max_action_chars: int = MAX_ACTION_CHARS,
-                 expert_plan: bool = False, root: str | None = None):
+                 expert_plan: bool | str = False, root: str | None = None):
         super().__init__(max_steps, max_action_chars, expert_plan)
         self.root = root
 

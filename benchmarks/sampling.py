@@ -46,6 +46,7 @@ from skillax.engine import Buckets, Sampler, SamplingParams
 from skillax.engine.sampler import parse_compiler_options
 from skillax.engine.hlo import compiled_text, weight_upcasts
 from skillax.models.config import NAMED_SHAPES, ModelConfig, named_config
+from skillax.models.kv_cache import cache_bytes
 from skillax.models.params import init_params
 
 EXTRA_SHAPES = {
@@ -76,7 +77,7 @@ def roofline_tokens_per_s(cfg: ModelConfig, batch: int, prompt: int, new: int, i
     return batch * bandwidth / step_bytes, step_bytes
 
 
-def memory_fields(cfg: ModelConfig, batch: int, context: int, itemsize: int) -> dict:
+def memory_fields(cfg: ModelConfig, batch: int, context: int, dtype) -> dict:
     """Peak device bytes of the process (``memory_stats()['peak_bytes_in_use']``; None on CPU)
     beside what the call needs at least: the weights plus the KV cache of ``batch`` rows of
     ``context`` (prompt + new) slots (issue 17 item 3: peak = weights + KV + a small working set)."""
@@ -84,8 +85,8 @@ def memory_fields(cfg: ModelConfig, batch: int, context: int, itemsize: int) -> 
         peak = (jax.devices()[0].memory_stats() or {}).get("peak_bytes_in_use")
     except Exception:  # noqa: BLE001 - a backend without memory stats reports None
         peak = None
-    weights = cfg.num_params() * itemsize
-    kv = 2 * cfg.num_layers * batch * context * cfg.num_kv_heads * cfg.head_dim * itemsize
+    weights = cfg.num_params() * jnp.dtype(dtype).itemsize
+    kv = cache_bytes(cfg, batch, context, dtype)
     return dict(peak_device_bytes=peak, weight_bytes=int(weights), kv_cache_bytes=int(kv),
                 peak_over_weights_plus_kv=round(peak / (weights + kv), 3) if peak else None)
 
@@ -242,7 +243,7 @@ def main(argv=None):
                  ms_per_token_step=round(1000 * ours_s / N, 2), bytes_per_decode_step=int(step_bytes),
                  bandwidth=args.bandwidth, fp32_weight_copies_in_program=upcasts,
                  fuse=bool(args.fuse), cache_attention=sampler._cache_attn(params),
-                 **memory_fields(cfg, B, P + N, dtype.itemsize),
+                 **memory_fields(cfg, B, P + N, dtype),
                  xla_flags=os.environ.get("XLA_FLAGS", ""), compiler_options=xla_opts,
                  **({"kernel_profile": profile} if profile else {}), **common)]
     if args.turns > 1:

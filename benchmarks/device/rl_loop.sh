@@ -19,45 +19,43 @@
 # 5 measured steps, then the TextWorld step.
 part=${1:-launch}; O=/tmp/o_rl
 if [ "$part" = kit ]; then source benchmarks/device/kit.sh; ls /tmp/dk; exit 0; fi
-if [ "$part" = launch ]; then
-  source benchmarks/device/kit.sh
-  rm -rf $O; mkdir -p $O/res $O/log $O/src
-  # the queue runs from a snapshot of the tree: a later call's tree sync cannot change its code
-  tar cf - --exclude='./.dk*' --exclude=./.git --exclude=./.venv . | tar xf - -C $O/src
-  nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv > $O/log/gpu.txt 2>&1
-  cat > $O/queue.sh <<EOF
-cd $O/src; export SKILLAX_RESULTS=$O/res PYTHONPATH=/tmp/site:$O/src
-run() { local name=\$1 t=\$2; shift 2; [ -f $O/stop ] && { echo "== \$name skipped"; return; }
-  echo "== \$name \$(date +%T)"; timeout \$t "\$@" > $O/log/\$name.txt 2>&1; echo "rc \$? \$(date +%T)"; }
-S1="python3 benchmarks/rl_loop.py skill1 --env alfworld --model smollm2 --tasks 8 --group 4 --max-steps 30"
-S="python3 benchmarks/sampling.py --reference none --repeats 2 --prompt-len 1024 --new-tokens 256"
-E="python3 benchmarks/rl_loop.py engine --model qwen3-8b --episodes 256 --group 8 --turns 2 --prompt-len 1024 --new-tokens 256"
-run skill1_after 480 \$S1 --workers auto --steps 3 --warmup 2
-run s8b256 300 \$S --model qwen3-8b --batch 256
-run s17b256 200 \$S --model qwen3-1.7b --batch 256
-run s06b512 200 \$S --model qwen3-0.6b --batch 512
-run e8b_shared 240 \$E --share-prefill 1
-run e8b_unshared 240 \$E --share-prefill 0
-SKILLAX_FAST_PDDL=0 run skill1_before 360 \$S1 --workers 8 --placement round_robin --share-prefill 0 --overlap 1 --steps 2 --warmup 1
-echo "== queue done \$(date +%T)"; touch $O/done
-EOF
-  XLA_PYTHON_CLIENT_PREALLOCATE=false setsid nohup bash $O/queue.sh > $O/log/queue.txt 2>&1 < /dev/null &
-  setsid nohup nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 10 > $O/log/gpu.csv 2>&1 < /dev/null &
-  sleep ${2:-420}; cat $O/log/queue.txt
-elif [ "$part" = extra ]; then   # after the queue (same warm machine): its programs are in the compilation cache
+# start_queue NAME: the queue script from stdin (`run NAME TIMEOUT CMD...` lines), run detached
+# from a snapshot of the tree (a later call's tree sync cannot change its code); touches $O/done
+start_queue() {
   source benchmarks/device/kit.sh
   rm -f $O/done; mkdir -p $O/res $O/log
   [ -d $O/src ] || { mkdir -p $O/src; tar cf - --exclude='./.dk*' --exclude=./.git --exclude=./.venv . | tar xf - -C $O/src; }
-  cat > $O/extra.sh <<EOF
-cd $O/src; export SKILLAX_RESULTS=$O/res PYTHONPATH=/tmp/site:$O/src
-run() { local name=\$1 t=\$2; shift 2; [ -f $O/stop ] && { echo "== \$name skipped"; return; }
-  echo "== \$name \$(date +%T)"; timeout \$t "\$@" > $O/log/\$name.txt 2>&1; echo "rc \$? \$(date +%T)"; }
+  { echo "cd $O/src; export SKILLAX_RESULTS=$O/res PYTHONPATH=/tmp/site:$O/src"
+    echo "run() { local name=\$1 t=\$2; shift 2; [ -f $O/stop ] && { echo \"== \$name skipped\"; return; }"
+    echo "  echo \"== \$name \$(date +%T)\"; timeout \$t \"\$@\" > $O/log/\$name.txt 2>&1; echo \"rc \$? \$(date +%T)\"; }"
+    cat
+    echo "echo \"== $1 done \$(date +%T)\"; touch $O/done"
+  } > $O/$1.sh
+  XLA_PYTHON_CLIENT_PREALLOCATE=false setsid nohup bash $O/$1.sh >> $O/log/queue.txt 2>&1 < /dev/null &
+}
+if [ "$part" = launch ]; then
+  rm -rf $O
+  start_queue queue <<'EOF'
+S1="python3 benchmarks/rl_loop.py skill1 --env alfworld --model smollm2 --tasks 8 --group 4 --max-steps 30"
+S="python3 benchmarks/sampling.py --reference none --repeats 2 --prompt-len 1024 --new-tokens 256"
+E="python3 benchmarks/rl_loop.py engine --model qwen3-8b --episodes 256 --group 8 --turns 2 --prompt-len 1024 --new-tokens 256"
+run skill1_after 480 $S1 --workers auto --steps 3 --warmup 2
+run s8b256 300 $S --model qwen3-8b --batch 256
+run s17b256 200 $S --model qwen3-1.7b --batch 256
+run s06b512 200 $S --model qwen3-0.6b --batch 512
+run e8b_shared 240 $E --share-prefill 1
+run e8b_unshared 240 $E --share-prefill 0
+SKILLAX_FAST_PDDL=0 run skill1_before 360 $S1 --workers 8 --placement round_robin --share-prefill 0 --overlap 1 --steps 2 --warmup 1
+EOF
+  nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv > $O/log/gpu.txt 2>&1
+  setsid nohup nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 10 > $O/log/gpu.csv 2>&1 < /dev/null &
+  sleep ${2:-420}; cat $O/log/queue.txt
+elif [ "$part" = extra ]; then   # after the queue (same warm machine): its programs are in the compilation cache
+  start_queue extra <<EOF
 S1="python3 benchmarks/rl_loop.py skill1 --model smollm2 --tasks 8 --group 4 --max-steps 30 --workers auto"
 run skill1_update ${3:-420} \$S1 --env alfworld --steps 5 --warmup 2 --update-advantages random
 run skill1_textworld 300 \$S1 --env textworld --steps 3 --warmup 2 --update-advantages random
-echo "== extra done \$(date +%T)"; touch $O/done
 EOF
-  XLA_PYTHON_CLIENT_PREALLOCATE=false setsid nohup bash $O/extra.sh >> $O/log/queue.txt 2>&1 < /dev/null &
   sleep ${2:-300}; cat $O/log/queue.txt
 elif [ "$part" = ab ]; then      # `rl_loop.sh ab OPTIONS [S]`: the ALFWorld step with model.sampler_xla=OPTIONS,
   source benchmarks/device/kit.sh  # in the foreground (a fresh machine: compare with `extra`'s skill1_update)

@@ -717,18 +717,18 @@ class Sampler:
         x, next_pos, active = self._pack(state, chunks, sp, consts, T, seed, step, turn, prefill)
         attn = self._cache_attn(params)
         piece = self._prefill_chunk(len(x.tokens), T, state.cache.max_len, attn)
-        traced = self.programs.counts["run"]
+        traced, fresh = self.programs.counts["run"], self._fresh_prefill(turn)
         t0 = time.perf_counter()
         dev, cache = self.programs.run(params, state.cache, x, n_new=n_new,
                                        use_stop_strings=consts["use_strings"],
                                        mode=sampling_mode(sp), fuse=self._fuse(params),
-                                       cache_attn=attn, fresh=self._fresh_prefill(turn),
+                                       cache_attn=attn, fresh=fresh,
                                        shared=prefill is not None, prefill_chunk=piece)
         dev = jax.device_get(dev)
         seconds = time.perf_counter() - t0
         if self.programs.counts["run"] > traced:   # this call built a new program (one per shape key)
             self.builds.append(dict(batch=B, prefill_rows=len(x.tokens), chunk=T, prefill_chunk=piece or T,
-                                    new_bucket=n_new, cache_len=int(state.cache.max_len), fresh=self._fresh_prefill(turn),
+                                    new_bucket=n_new, cache_len=int(state.cache.max_len), fresh=fresh,
                                     shared=prefill is not None, seconds=round(seconds, 3)))
         N, M = state.rows, sp.max_new_tokens
         toks = np.array(dev["tokens"][:, :M], np.int32)

@@ -138,7 +138,7 @@ def test_reset_plan_equals_replanning_after_every_step(tasks):
     """``expert_plan="reset"``: the reset's info holds the plan, steps hold none; following it
     plays the same actions, observations and outcome as re-planning after every step (the
     expert before), on a fast game of each split and a two-object game of 7 steps."""
-    from skillax.agents.envs.experts import _play, follow_reset_plan
+    from skillax.agents.envs.experts import _play, first_action_of_plan, follow_reset_plan
 
     games = [_by_id(tasks)[i] for i in FAST]
     games.append(next(t for t in tasks if t.split == "valid_train" and t.family == "pick_cool_then_place_in_recep"))
@@ -146,7 +146,7 @@ def test_reset_plan_equals_replanning_after_every_step(tasks):
     try:
         for t in games:
             a = _play(once, t, follow_reset_plan(), 60, "once")
-            b = _play(every, t, lambda info, i: (info.get("expert_plan") or [None])[0], 60, "every")
+            b = _play(every, t, first_action_of_plan, 60, "every")
             assert a.won and a.error is None and (a.steps, a.final_observation, a.won) == (b.steps, b.final_observation, b.won)
         _, info = once.reset(games[0])
         assert info["expert_plan"] == ["go to desk 1", "use desklamp 1", "take alarmclock 2 from desk 1"]

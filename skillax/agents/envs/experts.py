@@ -114,6 +114,12 @@ def follow_reset_plan():
     return choose
 
 
+def first_action_of_plan(info: dict, t: int) -> str | None:
+    """The re-planning expert's ``choose(info, t)``: the first action of the plan in this
+    step's ``info["expert_plan"]`` (an env with ``expert_plan=True``), None without one."""
+    return (info.get("expert_plan") or [None])[0]
+
+
 def alfworld_expert(task: Task, logic: str = "wheel", max_steps: int = 60, use_cache: bool = True,
                     root: str | None = None, env=None) -> ExpertRecord:
     """Planner expert for one ALFWorld task (cached): fast-downward's plan at the reset,
@@ -174,7 +180,7 @@ def alfworld_experts(tasks: list[Task], n_workers: int = 2, logic: str = "wheel"
             cur = pool.reset_batch(batch)
             obs = [o for o, _ in cur]
             infos = [info for _, info in cur]
-            plans = [list(info.get("expert_plan") or []) for info in infos]   # followed to the end
+            choose = [follow_reset_plan() if plan_at == "reset" else first_action_of_plan for _ in idx]
             for j, info in enumerate(infos):
                 if info.get("failed"):
                     errors[j] = info["fail_reason"]
@@ -183,14 +189,11 @@ def alfworld_experts(tasks: list[Task], n_workers: int = 2, logic: str = "wheel"
                 for j, info in enumerate(infos):
                     if pool.done[j]:
                         continue
-                    t = len(steps[j])
-                    if plan_at == "step":               # the plan of this step's info, from its start
-                        plans[j], t = list(info.get("expert_plan") or []), 0
-                    if t >= len(plans[j]):
+                    actions[j] = choose[j](info, len(steps[j]))
+                    if actions[j] is None:
                         errors[j] = "expert has no action left before the game was won"
                         pool.end_episodes([j])
                         continue
-                    actions[j] = plans[j][t]
                     steps[j].append((obs[j], actions[j]))
                 if all(pool.done):
                     break

@@ -247,7 +247,6 @@ class TWGameEnv:
         if not isinstance(expert_plan, (bool, str)) or expert_plan not in modes:
             raise ValueError(f"expert_plan must be False, True, 'step' or 'reset', got {expert_plan!r}")
         self.plan_at = modes[expert_plan]
-        self.expert_plan = self.plan_at is not None
         self._env = None
         self._path: str | None = None
         self._task: Task | None = None
@@ -271,7 +270,7 @@ class TWGameEnv:
         import textworld
 
         infos = textworld.EnvInfos(won=True, lost=True, score=True, max_score=True,
-                                   admissible_commands=True, policy_commands=self.expert_plan,
+                                   admissible_commands=True, policy_commands=self.plan_at is not None,
                                    extras=self._extra_infos())
         self.close()
         with warnings.catch_warnings():

@@ -27,6 +27,9 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
       (``engine.sampler.parse_compiler_options``), e.g. "xla_gpu_enable_triton_gemm=false".
       "" = XLA's defaults (measured best for SmolLM2 on the H200: autotune level 0 builds
       faster but samples 2.5x slower, ``benchmarks/results/rl_loop.md``).
+    batch_buckets: row sizes the sampler pads a call to (``engine.buckets.batch_buckets``):
+      "auto" (8, 16, 32, 64, 96, ... on GPU/TPU -- fewer programs built after warm-up; the fine
+      1, 2, 3, 4, 6, ... on CPU, where a padded row costs compute) | "coarse" | "fine" | "8,32,...".
     """
     c = ml_collections.ConfigDict()
     c.path = path
@@ -37,6 +40,7 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
     c.cache_attention = "auto"
     c.sampler_memory_gb = 0.0
     c.sampler_xla = ""
+    c.batch_buckets = "auto"
     return c
 
 

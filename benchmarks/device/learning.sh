@@ -18,7 +18,8 @@
 #
 # ARMSET=smol (default: campaign 2's seven SmolLM2 arms) | reader (campaign 3: a served zero-shot
 # Qwen2.5-Coder-0.5B as SkillOS's executor and Skill-alpha's worker) | qwen (Qwen2.5-Coder-0.5B as
-# the SkillOS / Skill-alpha policy and its own frozen reader, in-process); the Qwen sets need the
+# the SkillOS / Skill-alpha policy and its own frozen reader, in-process) | search (campaigns 5-7) |
+# skill1 (campaign 8: Skill1's three arms alone, below); the Qwen sets need the
 # Qwen kit calls (reader_bound.sh kit, carry .dkq1 ... .dkq9) between `kit` and `launch`. Give
 # every call of a campaign the same ARMSET (status, wait and collect read its arm table).
 # Arms: the three methods' `sft` processes run the shared warm start (saved under $L/ws/<method>)
@@ -61,7 +62,7 @@ ARMS=(
   "alpha_rl|configs/skill_alpha_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/alpha --config.warmstart.wait_s=900"
 )
 
-case ${ARMSET:-smol} in smol|reader|qwen|search) ;; *) echo "ARMSET=$ARMSET: one of smol, reader, qwen, search"; exit 2;; esac
+case ${ARMSET:-smol} in smol|reader|qwen|search|skill1) ;; *) echo "ARMSET=$ARMSET: one of smol, reader, qwen, search, skill1"; exit 2;; esac
 # ARMSET=reader (campaign 3, issue 18's next step): the frozen executor (SkillOS) and worker
 # (Skill-alpha) are a ZERO-SHOT Qwen2.5-Coder-0.5B-Instruct served by `mode=serve` on the same GPU
 # (its own share; kit: benchmarks/device/reader_bound.sh prep/kit), the curator / editor policy is
@@ -135,6 +136,20 @@ if [ "${ARMSET:-smol}" = search ]; then
     MEM[skillos_${SEED_ARM:-ss}$k]=${SEED_SHARE:-0.24}
     ARMS+=("skillos_${SEED_ARM:-ss}$k|configs/skillos_alfworld_learning.py|--config.steps=0 --config.seed=$k --config.eval.handwritten_dir=$TS --config.eval.conditions=${SEED_CONDS:-no_memory,handwritten} $S $Q")
   done
+fi
+
+# ARMSET=skill1 (campaign 8): Skill1's three arms alone on the GPU (issue 18: "give each method its
+# own lease"), with the issue-17 loop (overlapped play, one prefill per group, coarse row buckets):
+# larger GPU shares, 7 environment workers per RL arm (2 RL arms + the SFT arm's eval on 16 cores),
+# SKILL1_EXTRA = overrides for all three arms (the campaign's step size: commands.sh).
+if [ "${ARMSET:-smol}" = skill1 ]; then
+  declare -A MEM=([skill1_sft]=0.14 [skill1_grpo]=0.30 [skill1_full]=0.32)
+  X="--config.train.micro_batch=16 ${SKILL1_EXTRA:-}"
+  ARMS=(
+    "skill1_sft|configs/skill1_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/skill1 --config.env.workers=4 $X"
+    "skill1_grpo|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=7 $X"
+    "skill1_full|configs/skill1_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=7 $X"
+  )
 fi
 
 if [ "${DRY:-0}" = 1 ]; then
@@ -223,7 +238,9 @@ elif [ "$part" = launch ]; then
   # the arms run from a snapshot of the tree: a later call's tree sync cannot change their code
   mkdir -p $L/src && tar cf - --exclude='./.dk*' --exclude=./.git --exclude=./.venv --exclude=./.whl . | tar xf - -C $L/src
   cd $L/src
-  [ "${DRY:-0}" = 1 ] || [ "${ARMSET:-smol}" = qwen ] || [ "${ARMSET:-smol}" = search ] || XLA_PYTHON_CLIENT_MEM_FRACTION=0.03 setsid nohup timeout 240 python3 benchmarks/device/gpu_check.py > $L/logs/gpu_check.log 2>&1 < /dev/null &
+  case ${DRY:-0}:${ARMSET:-smol} in 0:smol|0:reader)   # the SmolLM2 sampler-path check (passed in campaign 2)
+    XLA_PYTHON_CLIENT_MEM_FRACTION=0.03 setsid nohup timeout 240 python3 benchmarks/device/gpu_check.py > $L/logs/gpu_check.log 2>&1 < /dev/null &
+  esac
   case ${ARMSET:-smol} in reader|qwen|search) join_qwen || exit 1;; esac
   if [ "${ARMSET:-smol}" = reader ]; then start_reader || exit 1; fi
   [ "${DRY:-0}" = 1 ] || setsid nohup nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 15 > $L/logs/gpu.csv 2>&1 &

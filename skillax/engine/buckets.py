@@ -81,3 +81,43 @@ class Buckets:
             raise ValueError(f"need {need} cache slots but the sampler's max_len is {max_len}")
         i = bisect.bisect_left(self.cache, need)
         return min(self.cache[i], max_len) if i < len(self.cache) else max_len
+
+
+def coarse_batches(hi: int = 1024) -> tuple[int, ...]:
+    """Row sizes 8, 16, 32, 64, then the 1.5x points (96, 128, 192, 256, ...) up to >= hi."""
+    return tuple(x for x in powers_of_two_and_halves(8, hi) if x >= 64 or x & (x - 1) == 0)
+
+
+def batch_buckets(spec: str, backend: str) -> tuple[int, ...]:
+    """Row-size buckets of a method engine's sampler (``model.batch_buckets``).
+
+    Every distinct row count a call pads to is its own compiled program per prompt / cache
+    bucket. Agent play walks through many row counts (episodes end; overlapped play samples
+    whichever rows wait), so with the fine default (1, 2, 3, 4, 6, ...: 16 sizes up to 256)
+    an RL run keeps building programs after warm-up -- 7-15 s each on the H200 beside busy
+    environment workers (issue 17, ``benchmarks/results/rl_loop.md``). "coarse" = 8, 16, 32,
+    64, 96, 128, 192, ... (``coarse_batches``; 8 sizes up to 256, the eval chunk of 140 rows
+    still takes 192, not 256): a padded row never samples (exact, same tokens and logprobs:
+    rows keep their keys) and on an accelerator costs ~nothing in a weight-read-bound decode,
+    but on a CPU it costs its compute.
+
+    Args:
+      spec: "auto" (coarse on gpu/tpu, fine on cpu) | "coarse" | "fine" (``Buckets``' default) |
+        a comma list of row sizes ("8,32,128,256").
+      backend: ``jax.default_backend()`` ("cpu", "gpu", "tpu").
+    Returns: sorted row sizes. Raises ValueError on an unknown word or a bad list.
+    """
+    spec = str(spec).strip().lower()
+    if spec == "auto":
+        spec = "fine" if backend == "cpu" else "coarse"
+    if spec == "fine":
+        return Buckets().batch
+    if spec == "coarse":
+        return coarse_batches()
+    try:
+        rows = tuple(sorted({int(x) for x in spec.split(",") if x.strip()}))
+    except ValueError:
+        raise ValueError(f"model.batch_buckets={spec!r}: 'auto', 'coarse', 'fine' or a comma list of row sizes") from None
+    if not rows or rows[0] <= 0:
+        raise ValueError(f"model.batch_buckets={spec!r}: row sizes must be positive")
+    return rows

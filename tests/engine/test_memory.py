@@ -91,6 +91,34 @@ def test_batch_and_cache_buckets_have_1_5x_points():
     assert b.pick("cache", 2112) == 3072 and b.cache_len(896, 4096) == 1024
 
 
+def test_batch_buckets_spec():
+    """``model.batch_buckets``: hand-listed sizes for each word, the backend rule, bad specs."""
+    from skillax.engine.buckets import batch_buckets
+
+    coarse = (8, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
+    assert batch_buckets("auto", "gpu") == batch_buckets("auto", "tpu") == batch_buckets(" Coarse ", "cpu") == coarse
+    assert batch_buckets("auto", "cpu") == batch_buckets("fine", "gpu") == Buckets().batch
+    assert batch_buckets("32, 8,8", "gpu") == (8, 32)
+    assert Buckets(batch=coarse).pick("batch", 140) == 192 and Buckets(batch=coarse).pick("batch", 3) == 8
+    for bad in ("pow2", "8,x", "", "0,8"):
+        with pytest.raises(ValueError, match="batch_buckets"):
+            batch_buckets(bad, "gpu")
+
+
+def test_padded_rows_sample_like_fine_buckets(qwen3, sampler):
+    """Coarse row buckets (3 and 5 rows padded to 8) sample the same tokens and logprobs as rows
+    padded to 4 and 8: padding rows never sample and rows keep their keys."""
+    _, params, _ = qwen3
+    sp = SamplingParams(max_new_tokens=12, temperature=1.0, n=1)
+    for rows in (PROMPTS[:3], PROMPTS + PROMPTS[:1]):
+        fine = sampler.generate(params, rows, sp, seed=4, step=1)
+        with _set(sampler, buckets=Buckets(batch=(8,), prompt=sampler.buckets.prompt,
+                                           new_tokens=sampler.buckets.new_tokens, cache=sampler.buckets.cache)) as c:
+            coarse = c.generate(params, rows, sp, seed=4, step=1)
+        assert coarse.tokens.shape == fine.tokens.shape == (len(rows), 12)
+        _same(fine, coarse)
+
+
 # SmolLM2-135M widths (9 heads, 3 KV heads of 64, vocab 49152), 4 layers: the working set of
 # a prefill does not depend on depth, the compile time does
 SMOL4 = ModelConfig(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_layers=4, num_heads=9,
@@ -177,8 +205,11 @@ def test_engine_reads_sampler_memory_gb(tmp_path):
     c.model.sampler_memory_gb = 1.5
     assert config_defaults.model().sampler_xla == ""
     c.model.sampler_xla = "xla_gpu_autotune_level=1"
+    assert config_defaults.model().batch_buckets == "auto"
+    c.model.batch_buckets = "8,32"
     eng = PolicyEngine.create(c, tmp_path / "run")
     try:
+        assert eng.sampler.buckets.batch == (8, 32)
         assert eng.sampler.memory_budget == int(1.5 * GIB)
         assert eng.sampler.compiler_options == {"xla_gpu_autotune_level": 1}
     finally:

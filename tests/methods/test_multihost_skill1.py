@@ -19,7 +19,7 @@ import pytest
 from tests.methods.test_multihost_train import finish, launch, needs_8, tiny_model  # noqa: F401 (fixture)
 from tests.methods._multihost_worker import skill1_config as run_config
 
-TIMING = ("time/", "tokens_per_s", "compile_count", "elapsed")
+TIMING = ("time/", "tokens_per_s", "compile_count", "compile/", "elapsed")
 
 
 def metrics(work):

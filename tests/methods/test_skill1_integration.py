@@ -75,5 +75,10 @@ def test_skill1_loop_runs_and_restarts_after_a_crash(tmp_path, capsys):
     m = lines[0]
     assert 0.0 <= m["success_rate"] <= 1.0 and m["rows"] >= 4 and m["policy_tokens"] > 0
     assert m["util/tokens"] > 0 and m["distil/tokens"] > 0
+    # the step's sampling-program builds: one jsonl line each (shape key + seconds), summed in the metrics
+    built = [json.loads(x) for x in (work / "sampler_builds.jsonl").read_text().splitlines()]
+    assert m["compile/builds"] == len(built) > 0 and {b["step"] for b in built} == {0}
+    assert m["compile/build_s"] == pytest.approx(sum(b["seconds"] for b in built), abs=0.01)
+    assert {"batch", "prefill_rows", "chunk", "cache_len", "fresh", "shared"} <= set(built[0])
     assert set(results) >= {"with_library", "without_library", "library"}
     assert (work / "metrics.png").is_file() and (work / "skills").is_dir()

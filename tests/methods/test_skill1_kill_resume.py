@@ -30,7 +30,7 @@ from tests.methods._interrupt import CallCounter, Killed, flatten, run_killed
 from tests.methods.test_skill1_contract import skill1_tiny_config
 from tests.methods.test_skillos_integration import tiny_model  # noqa: F401 (fixture)
 
-VOLATILE = ("time", "elapsed", "tokens_per_s_sampling", "compile_count")
+VOLATILE = ("time", "elapsed", "tokens_per_s_sampling", "compile_count", "compile/builds", "compile/build_s")
 
 
 def _config(model):

@@ -45,6 +45,7 @@ from skillax.agents.envs import env_spec
 from skillax.agents.envs.runner import EnvPool, resolve_workers
 from skillax.config_defaults import SKILL1_ABLATIONS
 from skillax.methods.common import host_state, run_dir
+from skillax.methods.common.build_log import log_builds
 from skillax.methods.common import tasks as task_lib
 from skillax.methods.common import warmstart as ws_lib
 from skillax.methods.common.clock import RLClock
@@ -273,6 +274,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     try:
         for step in range(start, int(cfg.steps)):
             t0 = time.perf_counter()
+            b0 = len(engine.sampler.builds)
             tasks = stream.take(int(cfg.tasks_per_step))
             s0, g0 = policy.seconds, policy.tokens_generated
             lo, hi = collectives.share(len(tasks))         # this process's block (all: one process)
@@ -296,6 +298,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
                      "time/update_s": train_metrics.pop("time/update_s"), "time/step_s": step_s,
                      "tokens_per_s_sampling": (policy.tokens_generated - g0) / max(t_sample, 1e-9),
                      "compile_count": engine.sampler.compile_count}
+            times.update(log_builds(engine.sampler.builds[b0:], step, workdir))
             m = step_metrics(eps, counts, library, gens, batch, times)
             m.update(train_metrics)
             writer.write(step, m)

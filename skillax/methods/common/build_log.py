@@ -1,7 +1,7 @@
 """Which sampling programs an RL step built, and what they cost (issue 17: builds after warm-up).
 
 ``Sampler.builds`` holds one dict per call that traced and compiled a new program (its shape key
-and ``seconds``, build + first run). Each method loop passes the step's new entries here: they
+and ``seconds``, build + first run). The Skill1 loop passes each step's new entries here: they
 are appended to ``<workdir>/sampler_builds.jsonl`` (one line per build, with the step) and
 summed into two per-step metrics, so a run's log shows when late builds stop and which shapes
 they were (``model.batch_buckets`` is the lever for the row axis).

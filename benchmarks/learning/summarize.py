@@ -6,7 +6,7 @@ RUNS_DIR holds one folder per arm (``skill1_sft``, ``skill1_grpo``, ``skill1_ful
 ``skillos_sft``, ``skillos_rl``, ``alpha_sft``, ``alpha_rl``; as written by
 ``benchmarks/device/learning.sh``), each with ``eval/<condition>__<split>.jsonl`` records and
 ``metrics.jsonl``. Writes ``<out>/summary.jsonl`` (one line per arm x condition x split, then
-one per paired comparison of the protocol), ``<out>/<method>/curves.png`` (learning curves)
+one per paired comparison of the protocol, with this command), ``<out>/<method>/curves.png`` (learning curves)
 and prints the markdown tables the READMEs quote. Commands are rebuilt from the ARMS table
 of ``benchmarks/device/learning.sh``, or taken from the per-arm scripts the campaign wrote
 (``<arm>/command.sh``) where they were kept.
@@ -214,6 +214,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
     cmds = {**arm_commands(), **recorded_commands(a.runs)}
+    rel = lambda p: os.path.relpath(p.resolve(), REPO) if p.resolve().is_relative_to(REPO) else str(p)  # noqa: E731
+    this = f"python benchmarks/learning/summarize.py {rel(a.runs)} --out {rel(a.out)} --date {a.date} --seed {a.seed}"
     ev = load_eval(a.runs)
     seeds = {arm: arm_seed(a.runs / arm, a.seed) for arm in {k[0] for k in ev}}
     lines = []
@@ -253,7 +255,8 @@ def main(argv=None) -> int:
             lines.append({"method": method, "comparison": name, "baseline": f"{ba}:{bc}", "arm": f"{aa}:{ac}",
                           "seed": seeds[aa], "split": split, "n": d["n"], "delta": d["delta"],
                           "delta_ci95": d["delta_ci95"], "arm_only": d["arm_only"],
-                          "baseline_only": d["baseline_only"], "mcnemar_p": d["mcnemar_p"], "date": a.date})
+                          "baseline_only": d["baseline_only"], "mcnemar_p": d["mcnemar_p"], "command": this,
+                          "date": a.date})
             print(f"| {method} | {name} | {split} | {d['n']} | {d['delta']:+.3f} [{d['delta_ci95'][0]:+.3f}, "
                   f"{d['delta_ci95'][1]:+.3f}] | {d['arm_only']} | {d['baseline_only']} | {d['mcnemar_p']:.3f} |")
     a.out.mkdir(parents=True, exist_ok=True)

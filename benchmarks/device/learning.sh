@@ -19,7 +19,8 @@
 # ARMSET=smol (default: campaign 2's seven SmolLM2 arms) | reader (campaign 3: a served zero-shot
 # Qwen2.5-Coder-0.5B as SkillOS's executor and Skill-alpha's worker) | qwen (Qwen2.5-Coder-0.5B as
 # the SkillOS / Skill-alpha policy and its own frozen reader, in-process) | search (campaigns 5-7) |
-# skill1 (campaign 8: Skill1's three arms alone, below); the Qwen sets need the
+# skill1 (campaign 8: Skill1's three arms alone, below; SKILL1_SEEDS="1 ..." adds a grpo and a
+# full arm per extra seed, campaign 9); the Qwen sets need the
 # Qwen kit calls (reader_bound.sh kit, carry .dkq1 ... .dkq9) between `kit` and `launch`. Give
 # every call of a campaign the same ARMSET (status, wait and collect read its arm table).
 # Arms: the three methods' `sft` processes run the shared warm start (saved under $L/ws/<method>)
@@ -150,6 +151,20 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
     "skill1_grpo|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=7 $X"
     "skill1_full|configs/skill1_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=7 $X"
   )
+  # SKILL1_SEEDS="1 2": a grpo and a full arm per extra seed (skill1_grpo<k>, skill1_full<k>, with
+  # --config.seed=k), from the same warm start; all RL arms then get equal smaller shares and 4
+  # environment workers each (campaign 9: 4 RL arms + the SFT arm fit 0.92 of the H200, 19 workers
+  # on 16 cores).
+  if [ -n "${SKILL1_SEEDS:-}" ]; then
+    MEM=([skill1_sft]=0.12 [skill1_grpo]=0.20 [skill1_full]=0.20)
+    ARMS=("${ARMS[@]//--config.env.workers=7/--config.env.workers=4}")
+    ARMS[0]=${ARMS[0]//--config.env.workers=4/--config.env.workers=3}
+    for k in $SKILL1_SEEDS; do
+      MEM[skill1_grpo$k]=0.20; MEM[skill1_full$k]=0.20
+      ARMS+=("skill1_grpo$k|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.seed=$k --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=4 $X"
+             "skill1_full$k|configs/skill1_alfworld_learning.py|--config.seed=$k --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=4 $X")
+    done
+  fi
 fi
 
 if [ "${DRY:-0}" = 1 ]; then

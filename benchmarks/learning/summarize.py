@@ -53,7 +53,16 @@ COMPARISONS = [
     ("skill1", "skill1_sft", "without_library", "skill1_grpo", "without_library", "GRPO w/o library - SFT only"),
     ("skill1", "skill1_sft", "without_library", "skill1_full", "without_library", "full without library - SFT only"),
     ("skill1", "skill1_sft", "without_library", "skill1_full", "with_library", "full with library - SFT only"),
-] + [c for sft, rl, label in (("sft", "rl", ""), ("rsft", "rrl", "served reader"), ("qsft", "qrl", "Qwen2.5-0.5B"))
+] + [c for k in range(1, 10) for c in (   # learning.sh SKILL1_SEEDS: grpo<k>/full<k> run with --config.seed=k
+    ("skill1", f"skill1_grpo{k}", "without_library", f"skill1_full{k}", "with_library",
+     f"seed {k}, headline: full with library - GRPO w/o library"),
+    ("skill1", f"skill1_full{k}", "without_library", f"skill1_full{k}", "with_library",
+     f"seed {k}, full: with - without its library"),
+    ("skill1", "skill1_sft", "without_library", f"skill1_grpo{k}", "without_library", f"seed {k}, GRPO w/o library - SFT only"),
+    ("skill1", "skill1_sft", "without_library", f"skill1_full{k}", "without_library",
+     f"seed {k}, full without library - SFT only"),
+    ("skill1", "skill1_sft", "without_library", f"skill1_full{k}", "with_library", f"seed {k}, full with library - SFT only"),
+)] + [c for sft, rl, label in (("sft", "rl", ""), ("rsft", "rrl", "served reader"), ("qsft", "qrl", "Qwen2.5-0.5B"))
        for c in _method_comparisons(sft, rl, label)]
 # ARMSET=qwen's gap reader (skillos_qgap: play SFT on GAP_TRAINED types only): does a skill in
 # context teach a procedure the reader was never shown? Compared on all games, on the held-out

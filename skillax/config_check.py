@@ -75,6 +75,9 @@ def check_config(cfg) -> None:
     from skillax import log_level
 
     attempt(log_level.apply, cfg.get("log_level", "warning"))
+    from skillax import compile_cache
+
+    attempt(compile_cache.cache_dir, cfg.get("compilation_cache", "auto"), "gpu")
     checks = importlib.import_module(METHOD_CHECKS[mode]) if mode in METHOD_CHECKS else None
     if checks is not None:
         attempt(checks.check_config, cfg)

@@ -76,6 +76,10 @@ def run(cfg, workdir: str | None, config_path: str | None = None):
     from skillax.config_check import check_config
 
     check_config(cfg)                    # issue 23 item 5: seconds, not after the SFT warm start
+    from skillax import compile_cache
+
+    if mode in LOADS_MODEL:                                        # before the first jit build
+        compile_cache.enable(cfg.get("compilation_cache", "auto"))
     if mode in LOADS_MODEL and "model" in cfg and cfg.model.get("path"):
         from skillax.models.registry import check_model_settings
 

@@ -8,9 +8,10 @@ writes each built program to a folder keyed by the program, the backend, the jax
 compile options, and reads it back instead of building it again
 (https://docs.jax.dev/en/latest/persistent_compilation_cache.html). Values:
 
-* ``"auto"`` (default): ``$SKILLAX_COMPILATION_CACHE`` if set, else
-  ``$XDG_CACHE_HOME/skillax/jax`` (``~/.cache/skillax/jax``) on GPU and TPU; off on CPU, where
-  tests and the 2-core CI build small programs in well under a second each.
+* ``"auto"`` (default): ``$SKILLAX_COMPILATION_CACHE`` if set, else the folder JAX already has
+  (``$JAX_COMPILATION_CACHE_DIR`` or ``jax.config``), else ``$XDG_CACHE_HOME/skillax/jax``
+  (``~/.cache/skillax/jax``) on GPU and TPU; off on CPU, where tests and the 2-core CI build
+  small programs in well under a second each.
 * ``""`` or ``"off"``: off.
 * a folder: that folder, on any backend (e.g. a shared disk for every host of a pod).
 
@@ -29,16 +30,20 @@ MAX_BYTES = 8 << 30          # LRU-evicted above this; also what turns on the fi
 MIN_COMPILE_S = 1.0          # programs that build faster than this are not written
 
 
-def cache_dir(spec: str, backend: str, environ=os.environ) -> str | None:
+def cache_dir(spec: str, backend: str, environ=os.environ, current: str | None = None) -> str | None:
     """The folder ``config.compilation_cache = spec`` means on ``backend`` ("cpu" | "gpu" |
-    "tpu" | ...), or None for off (module docstring). Raises ValueError for a value that is
-    neither "auto", "off", "" nor a folder path (e.g. a path naming an existing file)."""
+    "tpu" | ...), or None for off (module docstring); ``current``: the folder JAX is already
+    configured with (``jax.config.jax_compilation_cache_dir``), kept by "auto". Raises
+    ValueError for a value that is neither "auto", "off", "" nor a folder path (e.g. a path
+    naming an existing file)."""
     spec = str(spec).strip()
     if spec in ("", "off"):
         return None
     if spec == "auto":
         if environ.get("SKILLAX_COMPILATION_CACHE"):
             return environ["SKILLAX_COMPILATION_CACHE"]
+        if current:
+            return current
         if backend == "cpu":
             return None
         base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -61,8 +66,10 @@ def enable(spec: str = "auto", backend: str | None = None, min_compile_s: float 
     """
     import jax
 
-    path = cache_dir(spec, backend or jax.default_backend())
+    path = cache_dir(spec, backend or jax.default_backend(), current=jax.config.jax_compilation_cache_dir)
     if path is None:
+        if str(spec).strip() in ("", "off"):
+            jax.config.update("jax_compilation_cache_dir", None)   # off also overrides JAX_COMPILATION_CACHE_DIR
         return None
     os.makedirs(path, exist_ok=True)
     jax.config.update("jax_compilation_cache_dir", path)

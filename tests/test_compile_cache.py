@@ -25,6 +25,11 @@ def test_cache_dir_values():
     for off in ("", "off", " off "):
         assert compile_cache.cache_dir(off, "gpu", env) is None
     assert compile_cache.cache_dir("/some/folder", "cpu", env) == "/some/folder"
+    # a folder JAX already has (JAX_COMPILATION_CACHE_DIR) is kept by "auto", on any backend
+    assert compile_cache.cache_dir("auto", "cpu", env, current="/jax/own") == "/jax/own"
+    assert compile_cache.cache_dir("auto", "gpu", env, current="/jax/own") == "/jax/own"
+    assert compile_cache.cache_dir("auto", "gpu", env2, current="/jax/own") == "/shared/xla"
+    assert compile_cache.cache_dir("off", "gpu", env, current="/jax/own") is None
 
 
 def test_a_file_is_refused_before_a_model_loads(tmp_path):
@@ -65,3 +70,18 @@ def test_second_process_reads_the_program_the_first_built(tmp_path):
     assert outs[0] == ["4096.0", "0"]
     assert outs[1][0] == "4096.0" and int(outs[1][1]) >= 1
     assert any(n.endswith("-cache") for n in os.listdir(folder))
+
+
+def test_auto_keeps_jax_compilation_cache_dir_and_off_clears_it(tmp_path):
+    code = textwrap.dedent("""
+        import jax
+        from skillax import compile_cache
+        print(compile_cache.enable("auto", backend="cpu"), jax.config.jax_compilation_cache_dir)
+        print(compile_cache.enable("off"), jax.config.jax_compilation_cache_dir)
+    """)
+    env = {**os.environ, "JAX_PLATFORMS": "cpu", "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "own")}
+    env.pop("SKILLAX_COMPILATION_CACHE", None)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    own = str(tmp_path / "own")
+    assert p.stdout.split("\n")[:2] == [f"{own} {own}", "None None"]

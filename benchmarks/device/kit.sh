@@ -8,11 +8,13 @@
 #         dependencies: the served reader's client) [, gguf.part_1]
 #   .dk3: site/ (jericho 3.3.1) [, gguf.part_2] [, cache/experts: planner records]
 #   .dk4: minilm/ (all-MiniLM-L6-v2, fp16; Skill1 only)
+#   .dk5: jaxcache/ (optional: the XLA programs a previous lease built, `learning.sh collect`'s
+#         jaxcache.tgz untarred here: `mkdir -p .dk5 && tar xzf jaxcache.tgz -C .dk5`)
 #   .dkq1-.dkq9: the Qwen2.5-Coder-0.5B-Instruct GGUF in 55 MiB parts (`reader_bound.sh kit`)
 # The SmolLM2-135M-Instruct Q4_1 GGUF (md5 a1231443440b107ff29f02bdb38c9d0a) is split in 3.
 K=/tmp/dk
 mkdir -p $K/cache
-for d in .dk1 .dk2 .dk3 .dk4; do   # once per folder and warm machine (a second copy could race a reader)
+for d in .dk1 .dk2 .dk3 .dk4 .dk5; do   # once per folder and warm machine (a second copy could race a reader)
   if [ -d $d ] && [ ! -f $K/copied$d ]; then cp -r $d/. $K/ && touch $K/copied$d; fi
 done
 if [ ! -s $K/smollm2.gguf ] && [ -f $K/gguf.part_0 ] && [ -f $K/gguf.part_1 ] && [ -f $K/gguf.part_2 ]; then

@@ -295,6 +295,13 @@ elif [ "$part" = wait ] || [ "$part" = collect ]; then
   # planned 112 games on the device, 323 s, and left them there)
   [ "${DRY:-0}" = 1 ] || { [ -d $SKILLAX_CACHE/experts ] && tar czf $OUT/experts.tgz -C $SKILLAX_CACHE experts \
     && ls -la $OUT/experts.tgz | awk '{print "planner records bytes", $5}'; }
+  # the XLA programs this lease built (kit.sh's JAX_COMPILATION_CACHE_DIR), when small enough to
+  # carry: untar into .dk5 here (`mkdir -p .dk5 && tar xzf jaxcache.tgz -C .dk5`) and carry .dk5 in
+  # one more kit call, so the next lease's arms read their step-0 programs instead of building them
+  if [ "$part" = collect ] && [ "${DRY:-0}" != 1 ] && [ -d $K/jaxcache ]; then
+    kb=$(du -sk $K/jaxcache | cut -f1); echo "jaxcache KiB $kb"
+    [ "$kb" -le 40960 ] && tar czf $OUT/jaxcache.tgz -C $K jaxcache
+  fi
 elif [ "$part" = deadline ]; then
   echo ${2:?unix time} > $L/deadline; status
 else

@@ -157,32 +157,3 @@ def test_paired_steps_hand_values():
     with pytest.raises(ValueError, match="duplicate"):
         paired_steps([_rec(0, True), _rec(0, False)], [_rec(0, True)], cap=30)
 
-
-def test_skill_match_groups_episodes_by_the_chosen_skills_type(tmp_path):
-    import importlib.util
-    import pathlib
-
-    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks/learning/skill_match.py"
-    spec = importlib.util.spec_from_file_location("skill_match", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    arm = tmp_path / "skill1_full"
-    (arm / "eval").mkdir(parents=True)
-    src = lambda t: json.dumps([f"valid_train/{t}-Mug-None-Desk-1/trial_1"])  # noqa: E731
-    (arm / "library_records.jsonl").write_text("".join(json.dumps(x) + "\n" for x in [
-        {"table": "meta", "key": "schema_version", "value": "2"},
-        {"table": "skills", "id": 7, "source_tasks": src("pick_and_place_simple")},
-        {"table": "skills", "id": 9, "source_tasks": src("pick_heat_then_place_in_recep")}]))
-    games = [("pick_and_place_simple", 7, True, False), ("pick_and_place_simple", 9, False, False),
-             ("pick_and_place_simple", 7, False, True), ("pick_heat_then_place_in_recep", None, True, True)]
-    with_, without = [], []
-    for i, (t, cs, won_with, won_without) in enumerate(games):
-        tid = f"valid_unseen/{t}-Apple-None-Desk-{i}/trial_{i}"
-        with_.append({"task_id": tid, "task_type": t, "won": won_with, "extras": {"chosen_skill": cs}})
-        without.append({"task_id": tid, "task_type": t, "won": won_without, "extras": {}})
-    for name, recs in (("with_library", with_), ("without_library", without)):
-        (arm / "eval" / f"{name}__valid_unseen.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
-    got = mod.match_table(arm, "valid_unseen")
-    assert got == {"match": {"n": 2, "success_with": 0.5, "success_without": 0.5},
-                   "mismatch": {"n": 1, "success_with": 0.0, "success_without": 0.0},
-                   "none": {"n": 1, "success_with": 1.0, "success_without": 1.0}}

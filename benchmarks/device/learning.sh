@@ -151,16 +151,25 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
     "skill1_grpo|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=7 $X"
     "skill1_full|configs/skill1_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=7 $X"
   )
+  # SKILL1_BOUND=1: skill1_hw, the warm start evaluated with the hand-written skills as its library
+  # (init_skills; no RL) and without: how much a correct same-type skill in context can give this
+  # policy, the upper bound of any learned library (issue 18; campaign 9 found the policy chose a
+  # same-type skill in 96-99 % of games and won no more with it)
+  if [ "${SKILL1_BOUND:-0}" = 1 ]; then
+    MEM[skill1_hw]=0.06
+    ARMS+=("skill1_hw|configs/skill1_alfworld_learning.py|--config.steps=0 --config.init_skills=${HW}_skill1 --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=3 $X")
+  fi
   # SKILL1_SEEDS="1 2": a grpo and a full arm per extra seed (skill1_grpo<k>, skill1_full<k>, with
   # --config.seed=k), from the same warm start; all RL arms then get equal smaller shares and 4
   # environment workers each (campaign 9: 4 RL arms + the SFT arm fit 0.92 of the H200, 19 workers
   # on 16 cores).
   if [ -n "${SKILL1_SEEDS:-}" ]; then
-    MEM=([skill1_sft]=0.12 [skill1_grpo]=0.20 [skill1_full]=0.20)
+    R=0.20; [ "${SKILL1_BOUND:-0}" = 1 ] && { R=0.19; MEM[skill1_sft]=0.10; MEM[skill1_hw]=0.07; } || MEM[skill1_sft]=0.12
+    MEM[skill1_grpo]=$R; MEM[skill1_full]=$R   # with the bound arm: 0.10 + 4 x 0.19 + 0.07 = 0.93 of the H200
     ARMS=("${ARMS[@]//--config.env.workers=7/--config.env.workers=4}")
     ARMS[0]=${ARMS[0]//--config.env.workers=4/--config.env.workers=3}
     for k in $SKILL1_SEEDS; do
-      MEM[skill1_grpo$k]=0.20; MEM[skill1_full$k]=0.20
+      MEM[skill1_grpo$k]=$R; MEM[skill1_full$k]=$R
       ARMS+=("skill1_grpo$k|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.seed=$k --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=4 $X"
              "skill1_full$k|configs/skill1_alfworld_learning.py|--config.seed=$k --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=4 $X")
     done

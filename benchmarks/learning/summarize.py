@@ -53,6 +53,9 @@ COMPARISONS = [
     ("skill1", "skill1_sft", "without_library", "skill1_grpo", "without_library", "GRPO w/o library - SFT only"),
     ("skill1", "skill1_sft", "without_library", "skill1_full", "without_library", "full without library - SFT only"),
     ("skill1", "skill1_sft", "without_library", "skill1_full", "with_library", "full with library - SFT only"),
+    # learning.sh SKILL1_BOUND=1: the warm start with the hand-written skills as its library
+    ("skill1", "skill1_hw", "without_library", "skill1_hw", "with_library",
+     "hand-written skills - no library, SFT policy (upper bound)"),
 ] + [c for k in range(1, 10) for c in (   # learning.sh SKILL1_SEEDS: grpo<k>/full<k> run with --config.seed=k
     ("skill1", f"skill1_grpo{k}", "without_library", f"skill1_full{k}", "with_library",
      f"seed {k}, headline: full with library - GRPO w/o library"),

@@ -56,3 +56,32 @@ def test_skill1_handwritten_skills_read_back_as_skill1_records():
     assert heads == {f"Use for {type_phrase(t)}." for t in mod.TASK_TYPE.values()}
     heat = next(s for sc, _, s in got if sc == type_phrase("pick_heat_then_place_in_recep"))
     assert '"heat X with microwave 1"' in heat and heat.startswith("1. Find the object X")
+
+
+def test_pool_seeds_by_run_keeps_every_campaign_and_skips_pooled_lines():
+    import importlib.util
+    import pathlib
+
+    import pytest
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks/learning/pool_seeds.py"
+    spec = importlib.util.spec_from_file_location("pool_seeds", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    c = "full: with - without its library"
+    lines = [{"method": "skill1", "comparison": c, "seed": 0, "split": "u", "n": 10, "delta": 0.1, "date": "a"},
+             {"method": "skill1", "comparison": c, "seed": 0, "split": "u", "n": 10, "delta": 0.3, "date": "b"},
+             {"method": "skill1", "comparison": f"seed 1, {c}", "seed": 1, "split": "u", "n": 10, "delta": 0.2,
+              "date": "b"},
+             {"method": "skill1", "comparison": f"pooled: {c}", "seed": 0, "split": "u", "deltas": [9.0],
+              "delta": 9.0, "date": "b"}]                                   # an earlier pooled line: ignored
+    pat = rf"^(seed \d+, )?{c}$|pooled: {c}$"
+    by_seed = mod.pooled_lines(lines, pat, "p", "d", "cmd")
+    assert by_seed[0]["deltas"] == [0.3, 0.2]                              # seed 0's latest line only
+    by_run = mod.pooled_lines(lines, pat, "p", "d", "cmd", by="run")
+    assert by_run[0]["runs"] == [["a", 0], ["b", 0], ["b", 1]] and by_run[0]["deltas"] == [0.1, 0.3, 0.2]
+    assert by_run[0]["delta"] == pytest.approx(0.2) and by_run[0]["interval"] == "student-t over runs"
+    # t_{0.975,2} = 4.302653; sd = 0.1 -> half width 0.248414
+    assert by_run[0]["delta_ci95"] == pytest.approx([0.2 - 0.248414, 0.2 + 0.248414], abs=1e-5)
+    with pytest.raises(ValueError, match="by must be"):
+        mod.pooled_lines(lines, pat, "p", "d", "cmd", by="campaign")

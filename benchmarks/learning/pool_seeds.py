@@ -1,14 +1,17 @@
 """Pool one paired comparison over independently trained seeds (issue 18's "second seed").
 
     python benchmarks/learning/pool_seeds.py [--summary benchmarks/results/learning/summary.jsonl]
-        [--pattern REGEX] [--name NAME] [--date D] [--write]
+        [--pattern REGEX] [--name NAME] [--date D] [--by seed|run] [--write]
 
 Reads the comparison lines of ``summary.jsonl`` whose ``comparison`` matches ``--pattern``
 (default: the search reader's upper bound, "teacher skills - No Memory", of every seed), keeps
 one line per (seed, split) -- the latest date where a seed was measured twice --, and reports
 per split the mean of the per-seed deltas with a Student-t 95 % interval over seeds
-(:func:`skillax.evaluation.stats.seed_spread`). ``--write`` replaces the pooled lines of the
-same ``--name`` in ``summary.jsonl`` (appends them the first time).
+(:func:`skillax.evaluation.stats.seed_spread`). ``--by run`` pools every (campaign date, seed)
+instead: independently trained runs of one method across campaigns (e.g. Skill1's "with - without
+its library" over campaigns 1-9; the settings differ between campaigns, so the interval is over
+runs of the method at this scale, not over seeds of one setting). ``--write`` replaces the pooled
+lines of the same ``--name`` in ``summary.jsonl`` (appends them the first time).
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import argparse
 import json
 import pathlib
 import re
+import shlex
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
@@ -27,26 +31,34 @@ DEFAULT = r"^search reader(, seed \d+)?: teacher skills - No Memory \(upper boun
 NAME = "search reader, seeds pooled: teacher skills - No Memory (upper bound)"
 
 
-def pooled_lines(lines: list[dict], pattern: str, name: str, date: str, command: str) -> list[dict]:
-    """One pooled line per split with >= 2 seeds among ``lines`` matching ``pattern``."""
+def pooled_lines(lines: list[dict], pattern: str, name: str, date: str, command: str, by: str = "seed") -> list[dict]:
+    """One pooled line per split with >= 2 units among ``lines`` matching ``pattern``; a unit is
+    a seed (``by="seed"``, its latest line) or a (date, seed) run (``by="run"``)."""
+    if by not in ("seed", "run"):
+        raise ValueError(f"by must be 'seed' or 'run', got {by!r}")
     rx = re.compile(pattern)
-    latest: dict[tuple[int, str], dict] = {}
+    latest: dict[tuple, dict] = {}
     for x in lines:
-        if "comparison" in x and rx.search(x["comparison"]):
-            key = (int(x["seed"]), x["split"])
+        if "comparison" in x and rx.search(x["comparison"]) and "deltas" not in x:   # not a pooled line
+            unit = int(x["seed"]) if by == "seed" else (str(x.get("date", "")), int(x["seed"]))
+            key = (unit, x["split"])
             if key not in latest or str(x.get("date", "")) >= str(latest[key].get("date", "")):
                 latest[key] = x
     out = []
     for split in sorted({s for _, s in latest}):
-        per = sorted((seed, x) for (seed, s), x in latest.items() if s == split)
+        per = sorted((unit, x) for (unit, s), x in latest.items() if s == split)
         if len(per) < 2:
             continue
         sp = seed_spread([x["delta"] for _, x in per])
-        out.append({"method": per[0][1]["method"], "comparison": name, "split": split,
-                    "seeds": [seed for seed, _ in per], "deltas": [x["delta"] for _, x in per],
-                    "n_per_seed": [x["n"] for _, x in per], "k": sp["k"], "delta": sp["mean"],
-                    "delta_ci95": sp["ci95"], "between_seed_sd": sp["sd"], "interval": "student-t over seeds",
-                    "command": command, "date": date})
+        line = {"method": per[0][1]["method"], "comparison": name, "split": split,
+                "seeds": [u if by == "seed" else u[1] for u, _ in per], "deltas": [x["delta"] for _, x in per],
+                "n_per_seed": [x["n"] for _, x in per], "k": sp["k"], "delta": sp["mean"],
+                "delta_ci95": sp["ci95"], "between_seed_sd": sp["sd"],
+                "interval": "student-t over seeds" if by == "seed" else "student-t over runs",
+                "command": command, "date": date}
+        if by == "run":
+            line["runs"] = [list(u) for u, _ in per]
+        out.append(line)
     return out
 
 
@@ -56,14 +68,15 @@ def main(argv=None) -> int:
     ap.add_argument("--pattern", default=DEFAULT)
     ap.add_argument("--name", default=NAME)
     ap.add_argument("--date", default="")
+    ap.add_argument("--by", choices=("seed", "run"), default="seed")
     ap.add_argument("--write", action="store_true")
     a = ap.parse_args(argv)
     raw = [x for x in a.summary.read_text().splitlines() if x.strip()]
     lines = [json.loads(x) for x in raw]
-    cmd = "python benchmarks/learning/pool_seeds.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    pooled = pooled_lines(lines, a.pattern, a.name, a.date, cmd.strip())
+    cmd = "python benchmarks/learning/pool_seeds.py " + shlex.join(argv if argv is not None else sys.argv[1:])
+    pooled = pooled_lines(lines, a.pattern, a.name, a.date, cmd.strip(), by=a.by)
     for p in pooled:
-        print(f"{p['split']}: seeds {p['seeds']} deltas {[round(d, 3) for d in p['deltas']]} -> mean "
+        print(f"{p['split']}: {'runs ' + str(p['runs']) if 'runs' in p else 'seeds ' + str(p['seeds'])} deltas {[round(d, 3) for d in p['deltas']]} -> mean "
               f"{p['delta']:+.3f} [{p['delta_ci95'][0]:+.3f}, {p['delta_ci95'][1]:+.3f}] (between-seed sd "
               f"{p['between_seed_sd']:.3f})")
     if a.write and pooled:

@@ -15,10 +15,20 @@ compile options, and reads it back instead of building it again
 * ``""`` or ``"off"``: off.
 * a folder: that folder, on any backend (e.g. a shared disk for every host of a pod).
 
-Several processes may share one folder (the arms of one GPU lease): the cache is size-bounded,
-which makes JAX take a file lock around each read and write (``filelock``), and a torn entry
-is only a warning and a rebuild, never a wrong program. Reading an entry still traces and
-lowers the function; only the XLA build is skipped.
+Several processes may share one folder (the arms of one GPU lease). The cache is left
+unbounded, as JAX's default is: a size bound (``jax_compilation_cache_max_size``) turns on
+eviction, which reads a ``-atime`` file for every entry on every write, and an entry written by a
+process without the bound (``benchmarks/device/gpu_check.py``, any plain JAX script given the same
+``JAX_COMPILATION_CACHE_DIR``) has none, so every later write would fail (a warning only). Without
+the bound there is no file lock: a process that reads an entry another one is still writing
+gets a deserialization warning and builds the program itself. An entry left truncated by a
+process killed while writing stays and costs a rebuild (with a warning) in every later run;
+delete the folder to clear it. Reading an entry still traces and lowers the function; only
+the XLA build is skipped.
+
+Call :func:`enable` before the first jit build of the process: JAX sets its cache up once,
+at the first build, and ignores later changes of the folder (``skillax.modes.run`` calls it
+before any model loads).
 """
 
 from __future__ import annotations
@@ -26,8 +36,6 @@ from __future__ import annotations
 import os
 import pathlib
 
-MAX_BYTES = 8 << 30          # LRU-evicted above this; also what turns on the file lock
-MIN_COMPILE_S = 1.0          # programs that build faster than this are not written
 
 
 def cache_dir(spec: str, backend: str, environ=os.environ, current: str | None = None) -> str | None:
@@ -41,27 +49,30 @@ def cache_dir(spec: str, backend: str, environ=os.environ, current: str | None =
         return None
     if spec == "auto":
         if environ.get("SKILLAX_COMPILATION_CACHE"):
-            return environ["SKILLAX_COMPILATION_CACHE"]
+            return os.path.expanduser(environ["SKILLAX_COMPILATION_CACHE"])
         if current:
             return current
         if backend == "cpu":
             return None
         base = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         return os.path.join(base, "skillax", "jax")
-    if pathlib.Path(spec).exists() and not pathlib.Path(spec).is_dir():
+    path = os.path.expanduser(spec)
+    if pathlib.Path(path).exists() and not pathlib.Path(path).is_dir():
         raise ValueError(f"compilation_cache={spec!r} is a file; give 'auto', 'off' or a folder")
-    return spec
+    return path
 
 
-def enable(spec: str = "auto", backend: str | None = None, min_compile_s: float = MIN_COMPILE_S) -> str | None:
+def enable(spec: str = "auto", backend: str | None = None, min_compile_s: float | None = None) -> str | None:
     """Turn JAX's persistent compilation cache on in this process at :func:`cache_dir`'s folder
-    (created if missing). Call before the first jit build (``skillax.modes.run`` does).
+    (created if missing), or off for "off" / "" (also over ``JAX_COMPILATION_CACHE_DIR``). Only
+    effective before the process's first jit build (module docstring); ``skillax.modes.run``
+    calls it before any model loads.
 
     Args:
       spec: ``config.compilation_cache``.
       backend: ``jax.default_backend()`` when None.
       min_compile_s: seconds a build must take to be written (JAX's
-        ``jax_persistent_cache_min_compile_time_secs``).
+        ``jax_persistent_cache_min_compile_time_secs``); None keeps JAX's value (default 1 s).
     Returns: the folder, or None when off. Raises ValueError as :func:`cache_dir`.
     """
     import jax
@@ -73,12 +84,6 @@ def enable(spec: str = "auto", backend: str | None = None, min_compile_s: float 
         return None
     os.makedirs(path, exist_ok=True)
     jax.config.update("jax_compilation_cache_dir", path)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", float(min_compile_s))
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
-    try:
-        import filelock  # noqa: F401  (JAX locks the folder only when this imports)
-
-        jax.config.update("jax_compilation_cache_max_size", MAX_BYTES)
-    except ImportError:
-        pass
+    if min_compile_s is not None:
+        jax.config.update("jax_persistent_cache_min_compile_time_secs", float(min_compile_s))
     return path

@@ -156,4 +156,3 @@ def test_paired_steps_hand_values():
         paired_steps([_rec(0, True)], [_rec(1, True)], cap=30)
     with pytest.raises(ValueError, match="duplicate"):
         paired_steps([_rec(0, True), _rec(0, False)], [_rec(0, True)], cap=30)
-

@@ -20,9 +20,11 @@ def test_skill_match_groups_episodes_by_the_chosen_skills_type(tmp_path):
     (arm / "library_records.jsonl").write_text("".join(json.dumps(x) + "\n" for x in [
         {"table": "meta", "key": "schema_version", "value": "2"},
         {"table": "skills", "id": 7, "source_tasks": src("pick_and_place_simple")},
-        {"table": "skills", "id": 9, "source_tasks": src("pick_heat_then_place_in_recep")}]))
+        {"table": "skills", "id": 9, "source_tasks": src("pick_heat_then_place_in_recep")},
+        {"table": "skills", "id": 11, "source_tasks": None, "scenario": "heating: warm it in the microwave"}]))
     games = [("pick_and_place_simple", 7, True, False), ("pick_and_place_simple", 9, False, False),
-             ("pick_and_place_simple", 7, False, True), ("pick_heat_then_place_in_recep", None, True, True)]
+             ("pick_and_place_simple", 7, False, True), ("pick_heat_then_place_in_recep", None, True, True),
+             ("pick_heat_then_place_in_recep", 11, True, False)]   # an imported skill, typed by its scenario
     with_, without = [], []
     for i, (t, cs, won_with, won_without) in enumerate(games):
         tid = f"valid_unseen/{t}-Apple-None-Desk-{i}/trial_{i}"
@@ -31,7 +33,7 @@ def test_skill_match_groups_episodes_by_the_chosen_skills_type(tmp_path):
     for name, recs in (("with_library", with_), ("without_library", without)):
         (arm / "eval" / f"{name}__valid_unseen.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     got = mod.match_table(arm, "valid_unseen")
-    assert got == {"match": {"n": 2, "success_with": 0.5, "success_without": 0.5},
+    assert got == {"match": {"n": 3, "success_with": 2 / 3, "success_without": 1 / 3},
                    "mismatch": {"n": 1, "success_with": 0.0, "success_without": 0.0},
                    "none": {"n": 1, "success_with": 1.0, "success_without": 1.0}}
 

@@ -159,13 +159,19 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
     MEM[skill1_hw]=0.06
     ARMS+=("skill1_hw|configs/skill1_alfworld_learning.py|--config.steps=0 --config.init_skills=${HW}_skill1 --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=3 $X")
   fi
-  # SKILL1_SEEDS="1 2": a grpo and a full arm per extra seed (skill1_grpo<k>, skill1_full<k>, with
-  # --config.seed=k), from the same warm start; all RL arms then get equal smaller shares and 4
-  # environment workers each (campaign 9: 4 RL arms + the SFT arm fit 0.92 of the H200, 19 workers
-  # on 16 cores).
+  # SKILL1_SEEDS="1 2": a grpo and a full arm per extra seed k in 1..9 (skill1_grpo<k>,
+  # skill1_full<k>, with --config.seed=k; seed 0 is the base arms'), from the same warm start; all
+  # RL arms then share 0.93 of the H200 less the SFT (and bound) arm equally, 4 environment
+  # workers each (campaign 9, one extra seed: 0.12 + 4 x 0.20 of memory, 19 workers on 16 cores;
+  # two extra seeds: 6 x 0.135 = 18.8 GB an arm, below campaign 2's 0.15).
   if [ -n "${SKILL1_SEEDS:-}" ]; then
-    R=0.20; [ "${SKILL1_BOUND:-0}" = 1 ] && { R=0.19; MEM[skill1_sft]=0.10; MEM[skill1_hw]=0.07; } || MEM[skill1_sft]=0.12
-    MEM[skill1_grpo]=$R; MEM[skill1_full]=$R   # with the bound arm: 0.10 + 4 x 0.19 + 0.07 = 0.93 of the H200
+    for k in $SKILL1_SEEDS; do
+      case $k in [1-9]) ;; *) echo "SKILL1_SEEDS=$SKILL1_SEEDS: each seed one of 1..9 (0 is the base arms')"; exit 2;; esac
+    done
+    n=$(( 2 * (1 + $(echo $SKILL1_SEEDS | wc -w)) ))
+    if [ "${SKILL1_BOUND:-0}" = 1 ]; then MEM[skill1_sft]=0.10; MEM[skill1_hw]=0.07; else MEM[skill1_sft]=0.12; fi
+    R=$(awk -v n=$n -v a=${MEM[skill1_sft]} -v b=${MEM[skill1_hw]:-0} 'BEGIN { r = (0.93 - a - b) / n; if (r > 0.20) r = 0.20; printf "%.3f", r }')
+    MEM[skill1_grpo]=$R; MEM[skill1_full]=$R
     ARMS=("${ARMS[@]//--config.env.workers=7/--config.env.workers=4}")
     ARMS[0]=${ARMS[0]//--config.env.workers=4/--config.env.workers=3}
     for k in $SKILL1_SEEDS; do
@@ -307,9 +313,11 @@ elif [ "$part" = wait ] || [ "$part" = collect ]; then
   # the XLA programs this lease built (kit.sh's JAX_COMPILATION_CACHE_DIR), when small enough to
   # carry: untar into .dk5 here (`mkdir -p .dk5 && tar xzf jaxcache.tgz -C .dk5`) and carry .dk5 in
   # one more kit call, so the next lease's arms read their step-0 programs instead of building them
-  if [ "$part" = collect ] && [ "${DRY:-0}" != 1 ] && [ -d $K/jaxcache ]; then
-    kb=$(du -sk $K/jaxcache | cut -f1); echo "jaxcache KiB $kb"
-    [ "$kb" -le 40960 ] && tar czf $OUT/jaxcache.tgz -C $K jaxcache
+  # (only when every arm is over: an entry still being written would travel truncated)
+  if [ "$part" = collect ] && [ "${DRY:-0}" != 1 ] && [ -d $K/jaxcache ] && all_done; then
+    kb=$(du -sk $K/jaxcache | cut -f1)
+    if [ "$kb" -le 40960 ]; then tar czf $OUT/jaxcache.tgz -C $K jaxcache && echo "jaxcache KiB $kb packed"
+    else echo "jaxcache KiB $kb: over 40 MiB, not packed"; fi
   fi
 elif [ "$part" = deadline ]; then
   echo ${2:?unix time} > $L/deadline; status

@@ -77,7 +77,7 @@ def main(argv=None) -> int:
     pooled = pooled_lines(lines, a.pattern, a.name, a.date, cmd.strip(), by=a.by)
     for p in pooled:
         print(f"{p['split']}: {'runs ' + str(p['runs']) if 'runs' in p else 'seeds ' + str(p['seeds'])} deltas {[round(d, 3) for d in p['deltas']]} -> mean "
-              f"{p['delta']:+.3f} [{p['delta_ci95'][0]:+.3f}, {p['delta_ci95'][1]:+.3f}] (between-seed sd "
+              f"{p['delta']:+.3f} [{p['delta_ci95'][0]:+.3f}, {p['delta_ci95'][1]:+.3f}] (between-{'run' if 'runs' in p else 'seed'} sd "
               f"{p['between_seed_sd']:.3f})")
     if a.write and pooled:
         kept = [r for r, x in zip(raw, lines) if x.get("comparison") != a.name]

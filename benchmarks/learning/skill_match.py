@@ -16,6 +16,9 @@ import argparse
 import collections
 import json
 import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
 
 def task_type(task_id: str) -> str:
@@ -24,12 +27,22 @@ def task_type(task_id: str) -> str:
 
 
 def skill_types(library_jsonl: pathlib.Path) -> dict[int, str]:
-    """Skill id -> task type of its first source task (``library_records.jsonl`` skills rows)."""
+    """Skill id -> task type of its first source task (``library_records.jsonl`` skills rows);
+    a record with no source task (an imported skill, e.g. the ``skill1_hw`` arm's hand-written
+    ones) is typed by its scenario when that is one of ``lessons.TYPE_PHRASES``, else left out."""
+    from skillax.methods.skill1.lessons import TYPE_PHRASES
+
+    by_phrase = {phrase: t for t, phrase in TYPE_PHRASES.items()}
     out = {}
     for line in library_jsonl.read_text().splitlines():
         r = json.loads(line)
-        if r.get("table") == "skills" and r.get("source_tasks"):
-            out[int(r["id"])] = task_type(json.loads(r["source_tasks"])[0])
+        if r.get("table") != "skills":
+            continue
+        sources = json.loads(r["source_tasks"]) if r.get("source_tasks") else []
+        if sources:
+            out[int(r["id"])] = task_type(sources[0])
+        elif (r.get("scenario") or "").strip() in by_phrase:
+            out[int(r["id"])] = by_phrase[r["scenario"].strip()]
     return out
 
 

@@ -258,6 +258,13 @@ if [ "$part" = kit ]; then
   ls $K; nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv
 elif [ "$part" = launch ]; then
   left=${2:?device seconds left}
+  # a machine released between the kit calls comes back bare (2026-12-03b: .dk1 was lost and the
+  # launch failed on an import); name what is missing instead
+  if [ "${DRY:-0}" != 1 ]; then
+    need=".dk1 .dk2"; case ${ARMSET:-smol} in smol|skill1) need="$need .dk4";; esac   # MiniLM: Skill1 arms only
+    miss=$(for d in $need; do [ -f $K/copied$d ] || printf '%s ' $d; done)
+    [ -z "$miss" ] || { echo "kit folders not on this machine: $miss(a fresh machine after an idle release?): run their kit calls again"; exit 1; }
+  fi
   now=$(date +%s)
   echo $((now + left - EVAL_RESERVE - COLLECT_MARGIN)) > $L/deadline
   echo "launch $now, lease ends ~$((now + left)), RL deadline $(cat $L/deadline)"

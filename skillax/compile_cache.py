@@ -37,7 +37,6 @@ import os
 import pathlib
 
 
-
 def cache_dir(spec: str, backend: str, environ=os.environ, current: str | None = None) -> str | None:
     """The folder ``config.compilation_cache = spec`` means on ``backend`` ("cpu" | "gpu" |
     "tpu" | ...), or None for off (module docstring); ``current``: the folder JAX is already

@@ -85,8 +85,9 @@ def base(mode: str) -> ml_collections.ConfigDict:
     # absl / library log level: "warning" (default: warnings and skillax's own lines; orbax's
     # INFO lines hidden) | "info" | "debug" | "error". absl's --verbosity, when given, wins.
     c.log_level = "warning"
-    # JAX's persistent compilation cache (skillax.compile_cache): "auto" = ~/.cache/skillax/jax
-    # (or $SKILLAX_COMPILATION_CACHE) on GPU/TPU, off on CPU | "off" | a folder. Built sampler and
+    # JAX's persistent compilation cache (skillax.compile_cache): "auto" = $SKILLAX_COMPILATION_CACHE,
+    # else JAX's own folder ($JAX_COMPILATION_CACHE_DIR), else ~/.cache/skillax/jax on GPU/TPU and
+    # off on CPU | "off" | a folder. Built sampler and
     # train-step programs are read back instead of rebuilt: after a resume, in later runs, and by
     # every process that shares the folder (the arms of one GPU lease).
     c.compilation_cache = "auto"

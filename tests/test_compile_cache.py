@@ -21,7 +21,8 @@ def test_cache_dir_values():
     assert compile_cache.cache_dir("auto", "cpu", env) is None          # CPU: off unless asked
     env2 = {**env, "SKILLAX_COMPILATION_CACHE": "/shared/xla"}
     assert compile_cache.cache_dir("auto", "cpu", env2) == "/shared/xla"   # the variable wins, any backend
-    assert compile_cache.cache_dir("auto", "gpu", {}) == os.path.join(os.path.expanduser("~"), ".cache", "skillax", "jax")
+    home_cache = os.path.join(os.path.expanduser("~"), ".cache", "skillax", "jax")
+    assert compile_cache.cache_dir("auto", "gpu", {}) == home_cache
     for off in ("", "off", " off "):
         assert compile_cache.cache_dir(off, "gpu", env) is None
     assert compile_cache.cache_dir("/some/folder", "cpu", env) == "/some/folder"

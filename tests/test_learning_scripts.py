@@ -52,7 +52,8 @@ def test_skill1_handwritten_skills_read_back_as_skill1_records():
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     want = mod.skill1_records()
-    got = sorted(importing.record_fields(d) for d in importing.read_skills_dir(root / "handwritten_skills_skill1").docs())
+    docs = importing.read_skills_dir(root / "handwritten_skills_skill1").docs()
+    got = sorted(importing.record_fields(d) for d in docs)
     assert got == sorted(want) and len(got) == 6
     heads = {h for _, h, _ in got}
     assert heads == {f"Use for {type_phrase(t)}." for t in mod.TASK_TYPE.values()}

@@ -76,9 +76,9 @@ def main(argv=None) -> int:
     cmd = "python benchmarks/learning/pool_seeds.py " + shlex.join(argv if argv is not None else sys.argv[1:])
     pooled = pooled_lines(lines, a.pattern, a.name, a.date, cmd.strip(), by=a.by)
     for p in pooled:
-        print(f"{p['split']}: {'runs ' + str(p['runs']) if 'runs' in p else 'seeds ' + str(p['seeds'])} deltas {[round(d, 3) for d in p['deltas']]} -> mean "
-              f"{p['delta']:+.3f} [{p['delta_ci95'][0]:+.3f}, {p['delta_ci95'][1]:+.3f}] (between-{'run' if 'runs' in p else 'seed'} sd "
-              f"{p['between_seed_sd']:.3f})")
+        units, unit = (f"runs {p['runs']}", "run") if "runs" in p else (f"seeds {p['seeds']}", "seed")
+        print(f"{p['split']}: {units} deltas {[round(d, 3) for d in p['deltas']]} -> mean {p['delta']:+.3f} "
+              f"[{p['delta_ci95'][0]:+.3f}, {p['delta_ci95'][1]:+.3f}] (between-{unit} sd {p['between_seed_sd']:.3f})")
     if a.write and pooled:
         kept = [r for r, x in zip(raw, lines) if x.get("comparison") != a.name]
         a.summary.write_text("".join(r + "\n" for r in kept) + "".join(json.dumps(p, sort_keys=True) + "\n"

@@ -69,7 +69,8 @@ def main(argv=None) -> int:
     for arm in a.arms:
         for split in ("valid_unseen", "valid_seen"):
             for k, v in match_table(arm, split).items():
-                print(f"| {arm.name} | {split} | {k} | {v['n']} | {v['success_with']:.3f} | {v['success_without']:.3f} |")
+                print(f"| {arm.name} | {split} | {k} | {v['n']} | {v['success_with']:.3f} | "
+                      f"{v['success_without']:.3f} |")
     return 0
 
 

@@ -61,10 +61,12 @@ COMPARISONS = [
      f"seed {k}, headline: full with library - GRPO w/o library"),
     ("skill1", f"skill1_full{k}", "without_library", f"skill1_full{k}", "with_library",
      f"seed {k}, full: with - without its library"),
-    ("skill1", "skill1_sft", "without_library", f"skill1_grpo{k}", "without_library", f"seed {k}, GRPO w/o library - SFT only"),
+    ("skill1", "skill1_sft", "without_library", f"skill1_grpo{k}", "without_library",
+     f"seed {k}, GRPO w/o library - SFT only"),
     ("skill1", "skill1_sft", "without_library", f"skill1_full{k}", "without_library",
      f"seed {k}, full without library - SFT only"),
-    ("skill1", "skill1_sft", "without_library", f"skill1_full{k}", "with_library", f"seed {k}, full with library - SFT only"),
+    ("skill1", "skill1_sft", "without_library", f"skill1_full{k}", "with_library",
+     f"seed {k}, full with library - SFT only"),
 )] + [c for sft, rl, label in (("sft", "rl", ""), ("rsft", "rrl", "served reader"), ("qsft", "qrl", "Qwen2.5-0.5B"))
        for c in _method_comparisons(sft, rl, label)]
 # ARMSET=qwen's gap reader (skillos_qgap: play SFT on GAP_TRAINED types only): does a skill in

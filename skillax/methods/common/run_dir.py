@@ -31,7 +31,8 @@ RESUMES_FILE = "resumes.jsonl"
 # keys (or prefixes "x.") whose change keeps the meaning of a resumed run
 MAY_CHANGE = (
     "steps", "checkpoint_every", "keep_checkpoints", "max_train_minutes", "train_until_unix",
-    "train_until_file", "distributed", "distributed.", "runtime.", "allow_config_change", "log_level", "compilation_cache", "stage",
+    "train_until_file", "distributed", "distributed.", "runtime.", "allow_config_change", "log_level", "stage",
+    "compilation_cache",
     "init_skills",   # read when a run starts, never on resume (the library is not seeded twice)
     "eval.", "infer.", "warmstart.", "mesh.", "sft.",
     "env.workers", "model.sampler_memory_gb", "model.share_prefill", "model.cache_attention",

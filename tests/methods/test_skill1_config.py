@@ -60,3 +60,26 @@ def test_play_config_from_config_and_no_import_cycle():
             "print(any(m.startswith('skillax.methods.skill1') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_campaign9_overrides_and_the_bound_arm(tmp_path):
+    """learning.sh ARMSET=skill1's campaign-9 extras (KL anchor) and SKILL1_BOUND's skill1_hw arm:
+    the KL reaches the util objective only, and the bound arm's library is seeded with the six
+    Skill1-format hand-written skills and evaluated with and without them."""
+    from skillax.methods.skill1.loop import eval_conditions, seed_from_config
+    from skillax.methods.skill1.objectives import objective_configs
+    from skillax.rl.objectives import needs_reference
+    from skillax.skills.library import SkillLibrary
+
+    kl = ["--config.train.lr=1e-5", "--config.rl.mini_batches=1", "--config.rl.kl_coef=0.05",
+          "--config.rl.kl_estimator=k3"]
+    c = _parse(ARMS["full"] + RL_EXTRA + kl + ["--config.seed=1"])
+    objs = objective_configs(c)
+    assert (objs["util"].kl_coef, objs["util"].kl_estimator) == (0.05, "k3") and needs_reference(objs)
+    assert objs["rerank"].kl_coef == 0.0 and objs["distil"].kl_coef == 0.0 and c.seed == 1
+    hw = _parse(["--config.steps=0", "--config.init_skills=benchmarks/learning/handwritten_skills_skill1",
+                 "--config.warmstart.load_dir=/tmp/ws", "--config.warmstart.wait_s=900"] + kl)
+    lib = SkillLibrary(tmp_path / "library.sqlite")
+    assert seed_from_config(hw, lib) == 6
+    assert all(r.description_head.startswith("Use for ") and r.attempt_type == "imported" for r in lib.records())
+    assert eval_conditions(hw, never_had_library=False) == ("with_library", "without_library")

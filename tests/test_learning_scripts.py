@@ -28,8 +28,9 @@ def test_skill_match_groups_episodes_by_the_chosen_skills_type(tmp_path):
     with_, without = [], []
     for i, (t, cs, won_with, won_without) in enumerate(games):
         tid = f"valid_unseen/{t}-Apple-None-Desk-{i}/trial_{i}"
-        with_.append({"task_id": tid, "task_type": t, "won": won_with, "extras": {"chosen_skill": cs}})
-        without.append({"task_id": tid, "task_type": t, "won": won_without, "extras": {}})
+        rec = {"task_id": tid, "split": "valid_unseen", "task_type": t, "steps": 10}
+        with_.append({**rec, "won": won_with, "extras": {"chosen_skill": cs}})
+        without.append({**rec, "won": won_without, "extras": {}})
     for name, recs in (("with_library", with_), ("without_library", without)):
         (arm / "eval" / f"{name}__valid_unseen.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     got = mod.match_table(arm, "valid_unseen")

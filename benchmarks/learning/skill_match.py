@@ -48,14 +48,15 @@ def skill_types(library_jsonl: pathlib.Path) -> dict[int, str]:
 
 def match_table(arm: pathlib.Path, split: str) -> dict[str, dict]:
     """{"match" | "mismatch" | "none": {"n", "success_with", "success_without"}} for one split."""
+    from skillax.evaluation import read_records
+
     lib = skill_types(arm / "library_records.jsonl")
-    read = lambda p: [json.loads(x) for x in p.read_text().splitlines() if x.strip()]  # noqa: E731
-    without = {r["task_id"]: r for r in read(arm / "eval" / f"without_library__{split}.jsonl")}
+    without = {r.task_id: r for r in read_records(arm / "eval" / f"without_library__{split}.jsonl")}
     groups = collections.defaultdict(list)
-    for r in read(arm / "eval" / f"with_library__{split}.jsonl"):
-        cs = (r.get("extras") or {}).get("chosen_skill")
-        key = "none" if cs not in lib else ("match" if lib[cs] == r["task_type"] else "mismatch")
-        groups[key].append((r["won"], without[r["task_id"]]["won"]))
+    for r in read_records(arm / "eval" / f"with_library__{split}.jsonl"):
+        cs = r.extras.get("chosen_skill")
+        key = "none" if cs not in lib else ("match" if lib[cs] == r.task_type else "mismatch")
+        groups[key].append((r.won, without[r.task_id].won))
     return {k: {"n": len(v), "success_with": sum(a for a, _ in v) / len(v),
                 "success_without": sum(b for _, b in v) / len(v)} for k, v in sorted(groups.items())}
 

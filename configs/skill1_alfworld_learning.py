@@ -37,7 +37,9 @@ Settings and sources (paper = Skill1 paper; released = its launch script; ours =
   query <= 48; the distil prompt shows the whole trajectory within 3000 characters.
   SFT warm start (ours): all 200 valid_train planner episodes -- play transcripts (half of
   the episodes with a demo skill of another same-type game in the play prompt, a quarter of
-  those an irrelevant one), one distil and one query demonstration per game (~1,600 rows);
+  those an irrelevant one), one distil, one query and (since campaign 10) one rerank
+  demonstration per game (~1,800 rows; the rerank demo ranks the own-type skill first among
+  2-5 demo skills, methods.skill1.sft_data.rerank_demos);
   150 steps x 32 rows x <= 1024 tokens at lr 5e-5 (~3 epochs; the previous GPU run did 120 x
   32 x 2048 in 51 s, so this is ~30-40 s). RL: constant lr, checkpoint every 10 steps,
   max_train_minutes 20 (and the campaign's deadline file); eval.batch_size 140 episodes per
@@ -82,6 +84,7 @@ def get_config():
     c.sft.max_len = 1024
     c.sft.distil_demos = True
     c.sft.query_demos = True
+    c.sft.rerank_demos = True      # campaign 10: the untrained rerank chose the wrong type (sft_data.rerank_demos)
     c.sft.skill_fraction = 0.5
     c.sft.irrelevant_fraction = 0.25
     c.eval.n_tasks = 0             # every game of each split

@@ -263,6 +263,8 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
     SFT warm start (ours; off at paper settings, where the paper SFTs from a stronger model):
       sft.distil_demos, sft.query_demos: deterministic distil / query demonstrations from the
       expert episodes (task-type-level lessons and queries: methods.skill1.lessons);
+      sft.rerank_demos: rerank demonstrations (candidate demo skills of the task's own and
+      other types, the own-type one first: methods.skill1.sft_data.rerank_demos);
       sft.skill_fraction: share of SFT play episodes with a demo skill in the play prompt
       (sft.irrelevant_fraction of those: a skill of another task type).
     Evaluation: eval.splits (tuple or "a,b"; default env.eval_split), eval.n_tasks (0 = every
@@ -314,6 +316,7 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
     # distil JSON without it, so nothing was admitted). Needs rollout.distil_tokens >= ~200.
     c.sft.distil_demos = False
     c.sft.query_demos = False
+    c.sft.rerank_demos = False
     c.sft.skill_fraction = 0.0
     c.sft.irrelevant_fraction = 0.25
     c.eval = ml_collections.ConfigDict(dict(n_tasks=32, temperature=0.4, ablate_retrieval=True, splits="",

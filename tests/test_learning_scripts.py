@@ -10,6 +10,8 @@ def test_skill_match_groups_episodes_by_the_chosen_skills_type(tmp_path):
     import importlib.util
     import pathlib
 
+    import pytest
+
     path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks/learning/skill_match.py"
     spec = importlib.util.spec_from_file_location("skill_match", path)
     mod = importlib.util.module_from_spec(spec)
@@ -34,9 +36,36 @@ def test_skill_match_groups_episodes_by_the_chosen_skills_type(tmp_path):
     for name, recs in (("with_library", with_), ("without_library", without)):
         (arm / "eval" / f"{name}__valid_unseen.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
     got = mod.match_table(arm, "valid_unseen")
-    assert got == {"match": {"n": 3, "success_with": 2 / 3, "success_without": 1 / 3},
-                   "mismatch": {"n": 1, "success_with": 0.0, "success_without": 0.0},
-                   "none": {"n": 1, "success_with": 1.0, "success_without": 1.0}}
+    rates = {k: (v["n"], v["success_with"], v["success_without"]) for k, v in got.items()}
+    assert rates == {"match": (3, 2 / 3, 1 / 3), "mismatch": (1, 0.0, 0.0), "none": (1, 1.0, 1.0)}
+    assert got["match"]["delta"] == pytest.approx(1 / 3) and got["none"]["delta_ci95"] == [0.0, 0.0]
+    lo, hi = got["match"]["delta_ci95"]
+    assert -1.0 <= lo <= 1 / 3 <= hi <= 1.0
+
+    # campaign 10's bound arm: no library_records.jsonl (typed from its exported skills/ folder,
+    # metadata library-id) and no without_library eval (paired with another arm's)
+    from skillax.skills import skill_md
+
+    hw, sft = tmp_path / "skill1_hw", tmp_path / "skill1_sft"
+    for a in (hw, sft):
+        (a / "eval").mkdir(parents=True)
+    for i, (name, phrase) in enumerate([("cooling", "cooling: chill it in the fridge"),
+                                         ("heating", "heating: warm it in the microwave")], 1):
+        doc = skill_md.SkillDoc(name=name, description=f"Use for {phrase}.", metadata={"library-id": str(i)},
+                                body=f"## Scenario\n{phrase}\n\n## Strategy\n1. do it\n")
+        (hw / "skills" / name).mkdir(parents=True)
+        (hw / "skills" / name / "SKILL.md").write_text(skill_md.render_skill_md(doc))
+    heat = [("pick_heat_then_place_in_recep", 1, False, True), ("pick_heat_then_place_in_recep", 2, True, False)]
+    for name, idx in (("with_library", 2), ("without_library", 3)):
+        recs = [{"task_id": f"valid_unseen/{t}-Egg-None-Fridge-{i}/trial_{i}", "split": "valid_unseen",
+                 "task_type": t, "steps": 10, "won": g[idx], "extras": {"chosen_skill": g[1]}}
+                for i, g in enumerate(heat) for t in [g[0]]]
+        target = hw if name == "with_library" else sft
+        (target / "eval" / f"{name}__valid_unseen.jsonl").write_text("".join(json.dumps(r) + "\n" for r in recs))
+    assert mod.skill_types(hw) == {1: "pick_cool_then_place_in_recep", 2: "pick_heat_then_place_in_recep"}
+    got = mod.match_table(hw, "valid_unseen", without_arm=sft)
+    assert {k: (v["n"], v["success_with"], v["success_without"]) for k, v in got.items()} == {
+        "match": (1, 1.0, 0.0), "mismatch": (1, 0.0, 1.0)}
 
 
 def test_skill1_handwritten_skills_read_back_as_skill1_records():

@@ -152,12 +152,15 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
     "skill1_full|configs/skill1_alfworld_learning.py|--config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=7 $X"
   )
   # SKILL1_BOUND=1: skill1_hw, the warm start evaluated with the hand-written skills as its library
-  # (init_skills; no RL) and without: how much a correct same-type skill in context can give this
-  # policy, the upper bound of any learned library (issue 18; campaign 9 found the policy chose a
-  # same-type skill in 96-99 % of games and won no more with it)
+  # (init_skills; no RL): how much a correct same-type skill in context can give this policy, the
+  # upper bound of any learned library (issue 18; campaign 9 found the policy chose a same-type
+  # skill in 96-99 % of games and won no more with it). It evaluates with_library only and is
+  # paired with the SFT arm's without_library eval of the same weights (summarize.py; half the
+  # eval time). Campaign 10: at 0.07 of the GPU with the campaign's 8 GB sampler budget it died
+  # of OOM; at 0.11 with a 4 GB budget and 5 workers it evaluated both splits in ~9 min.
   if [ "${SKILL1_BOUND:-0}" = 1 ]; then
-    MEM[skill1_hw]=0.06
-    ARMS+=("skill1_hw|configs/skill1_alfworld_learning.py|--config.steps=0 --config.init_skills=${HW}_skill1 --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=3 $X")
+    MEM[skill1_hw]=0.11
+    ARMS+=("skill1_hw|configs/skill1_alfworld_learning.py|--config.steps=0 --config.init_skills=${HW}_skill1 --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 --config.eval.ablate_retrieval=False --config.model.sampler_memory_gb=4 $X")
   fi
   # SKILL1_SEEDS="1 2": a grpo and a full arm per extra seed k in 1..9 (skill1_grpo<k>,
   # skill1_full<k>, with --config.seed=k; seed 0 is the base arms'), from the same warm start; all
@@ -168,8 +171,12 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
     for k in $SKILL1_SEEDS; do
       case $k in [1-9]) ;; *) echo "SKILL1_SEEDS=$SKILL1_SEEDS: each seed one of 1..9 (0 is the base arms')"; exit 2;; esac
     done
-    n=$(( 2 * (1 + $(echo $SKILL1_SEEDS | wc -w)) ))
-    if [ "${SKILL1_BOUND:-0}" = 1 ]; then MEM[skill1_sft]=0.10; MEM[skill1_hw]=0.07; else MEM[skill1_sft]=0.12; fi
+    n=0   # the RL arms that will start (SKIP'd ones take no memory)
+    for a in skill1_grpo skill1_full $(for k in $SKILL1_SEEDS; do echo skill1_grpo$k skill1_full$k; done); do
+      case " ${SKIP:-} " in *" $a "*) ;; *) n=$((n + 1));; esac
+    done
+    [ $n -gt 0 ] || n=1
+    if [ "${SKILL1_BOUND:-0}" = 1 ]; then MEM[skill1_sft]=0.10; MEM[skill1_hw]=0.11; else MEM[skill1_sft]=0.12; fi
     R=$(awk -v n=$n -v a=${MEM[skill1_sft]} -v b=${MEM[skill1_hw]:-0} 'BEGIN { r = (0.93 - a - b) / n; if (r > 0.20) r = 0.20; printf "%.3f", r }')
     MEM[skill1_grpo]=$R; MEM[skill1_full]=$R
     ARMS=("${ARMS[@]//--config.env.workers=7/--config.env.workers=4}")
@@ -293,7 +300,8 @@ elif [ "$part" = launch ]; then
     selected $n || continue   # ONLY=prefix / SKIP="name ...": start only those arms
     extra=""
     case $n in *sft) ;; *) extra="--config.train_until_file=$L/deadline --config.max_train_minutes=${RL_MINUTES:-20}";; esac
-    extra="$extra --config.model.sampler_memory_gb=$SAMPLER_GB"
+    case " $ov " in *" --config.model.sampler_memory_gb="*) ;;   # the arm's own sampler budget wins
+      *) extra="$extra --config.model.sampler_memory_gb=$SAMPLER_GB";; esac
     read -r -a args <<< "$ov $extra"          # one word per override; quoted into the arm's script
     { echo "cd $PWD; export PYTHONPATH=/tmp/site:$PWD"
       [ "${DRY:-0}" = 1 ] || echo "export XLA_PYTHON_CLIENT_PREALLOCATE=true XLA_PYTHON_CLIENT_MEM_FRACTION=${MEM[$n]}"

@@ -56,6 +56,10 @@ COMPARISONS = [
     # learning.sh SKILL1_BOUND=1: the warm start with the hand-written skills as its library
     ("skill1", "skill1_hw", "without_library", "skill1_hw", "with_library",
      "hand-written skills - no library, SFT policy (upper bound)"),
+    # campaign 10: the bound arm evaluated with_library only, against the SFT arm's eval of the
+    # same warm-start weights on the same games (eval.ablate_retrieval=False: half the eval time)
+    ("skill1", "skill1_sft", "without_library", "skill1_hw", "with_library",
+     "hand-written skills - SFT only, no library (upper bound; SFT arm as baseline)"),
 ] + [c for k in range(1, 10) for c in (   # learning.sh SKILL1_SEEDS: grpo<k>/full<k> run with --config.seed=k
     ("skill1", f"skill1_grpo{k}", "without_library", f"skill1_full{k}", "with_library",
      f"seed {k}, headline: full with library - GRPO w/o library"),

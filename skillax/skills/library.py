@@ -58,6 +58,7 @@ import json
 import math
 import os
 import pathlib
+import re
 import sqlite3
 from typing import Callable, Iterable, Sequence
 
@@ -165,6 +166,11 @@ def _goal(text: str) -> str:
     return _TASK_LEAD_RE.sub("", t).strip().rstrip(".").strip()
 
 
+# a strategy line's leading label ("Action lesson:") or list number ("1."), dropped from the
+# lesson the description quotes; a colon inside the lesson ("(food: countertop, ...)") is kept
+_LESSON_LABEL_RE = re.compile(r"^\s*(?:[A-Za-z][A-Za-z ]{0,30}:|\d+[.)])\s*")
+
+
 def record_to_skill(rec: SkillRecord) -> SkillDoc:
     """A library record as a strict-valid SKILL.md document that says what it is for.
 
@@ -188,7 +194,7 @@ def record_to_skill(rec: SkillRecord) -> SkillDoc:
     goal = _goal(rec.scenario)
     head = _goal(rec.description_head)
     head = head if head and head.lower() != goal.lower() else ""   # the policy's own head
-    lesson = next((ln.split(":", 1)[-1].strip() for ln in rec.strategy.splitlines() if ln.strip()), "")
+    lesson = next((_LESSON_LABEL_RE.sub("", ln).strip() for ln in rec.strategy.splitlines() if ln.strip()), "")
     lesson = " ".join(lesson.split())[:300].rstrip(".")
     what = head[:300] or (f'Lessons for tasks like "{goal[:300]}"' if goal else f"Skill1 record {rec.id}")
     when = f"Use when a task asks you to {goal[:300]}, or a similar task." if goal else "Use for similar tasks."

@@ -83,3 +83,9 @@ def test_campaign9_overrides_and_the_bound_arm(tmp_path):
     assert seed_from_config(hw, lib) == 6
     assert all(r.description_head.startswith("Use for ") and r.attempt_type == "imported" for r in lib.records())
     assert eval_conditions(hw, never_had_library=False) == ("with_library", "without_library")
+    # campaign 10 on: learning.sh's bound arm evaluates with its library only (paired with the SFT
+    # arm's without_library eval of the same weights) under its own 4 GB sampler budget
+    hw = _parse(["--config.steps=0", "--config.init_skills=benchmarks/learning/handwritten_skills_skill1",
+                 "--config.eval.ablate_retrieval=False", "--config.model.sampler_memory_gb=4"] + kl)
+    assert eval_conditions(hw, never_had_library=False) == ("with_library",) and hw.model.sampler_memory_gb == 4
+    assert hw.sft.rerank_demos                     # campaign 10's fix is in the warm start the arms share

@@ -9,7 +9,7 @@ import pytest
 
 from skillax.methods.skill1 import lessons
 from skillax.methods.skill1.prompts import (DISTIL_PREFIX, distil_demonstration, distil_prompt, query_demonstration,
-                                            query_prompt, trajectory_view)
+                                            query_prompt, rerank_demonstration, rerank_prompt, trajectory_view)
 from skillax.skills.parsers import parse_distil
 
 
@@ -100,6 +100,13 @@ def test_rl_prompt_ids_are_a_prefix_of_the_sft_transcripts():
     rl_ids = query_prompt(tok, GOAL)
     assert sft_ids[:len(rl_ids)] == rl_ids and sum(mask[len(rl_ids):]) > 5
     assert tok.decode(sft_ids[len(rl_ids):]).startswith("cooling: chill it in the fridge. apple, diningtable</query>")
+    cands = [("Use for heating: warm it in the microwave.", "1. heat it"), ("Use for cooling: chill it.", "1. cool it")]
+    sft_ids, mask = render_with_masks(tok, rerank_demonstration(GOAL, cands, [1, 0]))
+    rl_ids = rerank_prompt(tok, GOAL, cands)
+    assert sft_ids[:len(rl_ids)] == rl_ids and sum(mask[len(rl_ids):]) >= 4
+    assert tok.decode(sft_ids[len(rl_ids):]).startswith("2,1</rank>")
+    with pytest.raises(ValueError, match="not a permutation"):
+        rerank_demonstration(GOAL, cands, [0, 0])
 
 
 def test_textworld_moves_are_navigation():

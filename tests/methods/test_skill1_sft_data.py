@@ -60,6 +60,38 @@ def test_extra_transcripts_distil_and_query_demos():
     assert sft_data.extra_transcripts(TASKS, RECS, distil_demos=False, query_demos=False, max_steps=30) == []
 
 
+def test_rerank_demos_rank_the_own_type_skill_first():
+    """Campaign 10: the warm start put the other type's skill first in 89 of 90 two-candidate
+    games; each demo ranks the demo skill of another game of the task's own type first."""
+    from skillax.methods.skill1.prompts import RANK_PREFIX
+    from skillax.skills.parsers import parse_rank
+
+    tasks = TASKS + [Task("h1", "alfworld", HEAT, "put a hot egg in fridge")]
+    recs = {t.id: record(t.id, t.goal) for t in tasks}
+    demos = sft_data.rerank_demos(tasks, recs, seed=0, top_k=5, max_steps=30)
+    assert len(demos) == 5                               # every won task has a same-type game and another type
+    for task, demo in zip(tasks, demos):
+        user, answer = demo[1]["content"], demo[-1]["content"]
+        assert user.startswith(f"Your task is to: {task.goal}.") and answer.startswith(RANK_PREFIX)
+        lines = [x for x in user.splitlines() if x.startswith("[")]
+        assert len(lines) == 2                           # own type + the one other type (top_k allows 5)
+        first = parse_rank(answer, len(lines)).permutation[0]
+        own = "cooling" if task.family == COOL else "heating"
+        assert lines[first].startswith(f"[{first + 1}] Use for {own}")
+        assert f"Example: {task.goal}." not in user      # another game's skill, never the task's own
+    positions = {parse_rank(d[-1]["content"], 2).permutation[0] for k in range(3)
+                 for d in sft_data.rerank_demos(tasks, recs, seed=k, top_k=5, max_steps=30)}
+    assert positions == {0, 1}                           # the own-type skill is shown at either position
+    assert demos == sft_data.rerank_demos(tasks, recs, seed=0, top_k=5, max_steps=30)   # seeded
+    assert sft_data.rerank_demos(TASKS, RECS, seed=0, top_k=5, max_steps=30)[-1][1]["content"].startswith(
+        "Your task is to: put a cool egg")               # h0: no other heat game -> no demo
+    with pytest.raises(ValueError, match="top_k >= 2"):
+        sft_data.rerank_demos(tasks, recs, seed=0, top_k=1, max_steps=30)
+    out = sft_data.extra_transcripts(tasks, recs, distil_demos=False, query_demos=False, max_steps=30,
+                                     rerank=True, seed=0, top_k=5)
+    assert out == demos
+
+
 @pytest.mark.parametrize("n_workers", [0, 1])
 def test_play_transcripts_carry_the_assigned_skill(monkeypatch, n_workers):
     spec = EnvSpec(f"{ToyEnv.__module__}:ToyEnv", {"max_steps": 4})

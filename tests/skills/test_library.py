@@ -169,6 +169,20 @@ def test_source_tasks_recorded_merged_and_exported(tmp_path):
     assert "source-tasks" not in docs[2].metadata and "reward-at-creation" not in docs[2].metadata
 
 
+def test_exported_description_quotes_the_first_lesson_without_its_label():
+    """Campaign 10: a hand-written strategy line "1. Find X (food: countertop, ...)" was cut at
+    its first colon, so the exported description began mid-parenthesis. Only a leading label
+    ("Action lesson:") or list number is dropped."""
+    def desc(strategy):
+        rec = SkillRecord(1, "put a hot egg in fridge", "Use for heating.", strategy, 0.5, 1, 0, "success", 0, ())
+        return record_to_skill(rec).description
+
+    assert desc("Action lesson: heat the egg with the microwave\nNavigation lesson: x").startswith(
+        "Use for heating: heat the egg with the microwave. Use when")
+    assert desc("1. Find the egg (food: countertop, fridge) and take it.").startswith(
+        "Use for heating: Find the egg (food: countertop, fridge) and take it. Use when")
+
+
 def test_schema_1_file_is_upgraded_in_place(tmp_path):
     """A library written before `source_tasks` (schema 1: a campaign checkpoint) still opens;
     its records' source tasks are unknown (empty), new ones record theirs."""

@@ -198,7 +198,7 @@ def save_checkpoint(engine, step: int, stream, library: SkillLibrary, workdir: p
 
 def sft_stage(engine, cfg, train_tasks, pool) -> dict:
     """The SFT warm start: expert play transcripts (a ``sft.skill_fraction`` of the episodes
-    with a demo skill in the play prompt), plus distil and query demonstrations
+    with a demo skill in the play prompt), plus distil, query and rerank demonstrations
     (``methods.skill1.sft_data``). Returns the SFT summary."""
     from skillax.methods.common.sft_warmstart import play_sft_warmstart
 
@@ -207,11 +207,13 @@ def sft_stage(engine, cfg, train_tasks, pool) -> dict:
     fraction = float(s.get("skill_fraction", 0.0))
     demos, queries = bool(s.get("distil_demos", False)), bool(s.get("query_demos", False))
     max_steps = int(cfg.env.max_steps)
-    records = sft_data.won_records(tasks) if (demos or queries or fraction > 0) else {}
+    reranks = bool(s.get("rerank_demos", False))
+    records = sft_data.won_records(tasks) if (demos or queries or reranks or fraction > 0) else {}
     assign = sft_data.skill_assignments(tasks, records, fraction, float(s.get("irrelevant_fraction", 0.25)),
                                         int(cfg.seed), max_steps) if fraction > 0 else {}
     extra = sft_data.extra_transcripts(tasks, records, distil_demos=demos, query_demos=queries, max_steps=max_steps,
-                                       max_chars=int(cfg.rollout.get("distil_prompt_chars", 3000)))
+                                       max_chars=int(cfg.rollout.get("distil_prompt_chars", 3000)),
+                                       rerank=reranks, seed=int(cfg.seed), top_k=int(cfg.rollout.top_k))
     out = play_sft_warmstart(engine, cfg, tasks, pool=pool if pool.n_workers > 1 else None,
                              skills_for=sft_data.skills_for(assign) if assign else None, extra_transcripts=extra)
     out["skill_episodes"] = dict(collections.Counter(kind for kind, _ in assign.values()))

@@ -44,12 +44,29 @@ def skill_line(i: int, head: str, strategy: str, max_chars: int = 160) -> str:
     return f"[{i}] {head}: {s[:max_chars]}"
 
 
+def _rerank_user(goal: str, candidates: Sequence[tuple[str, str]]) -> str:
+    lines = "\n".join(skill_line(i + 1, h, s) for i, (h, s) in enumerate(candidates))
+    return (f"Your task is to: {goal}.\nCandidate skills:\n{lines}\n"
+            "Order the skills from most to least useful, e.g. <rank>2,1,3</rank>.")
+
+
 def rerank_prompt(tokenizer, goal: str, candidates: Sequence[tuple[str, str]]) -> list[int]:
     """Ask for a 1-based permutation of the candidates (``<rank>2,1,3</rank>``)."""
-    lines = "\n".join(skill_line(i + 1, h, s) for i, (h, s) in enumerate(candidates))
-    user = (f"Your task is to: {goal}.\nCandidate skills:\n{lines}\n"
-            "Order the skills from most to least useful, e.g. <rank>2,1,3</rank>.")
-    return _ids(tokenizer, user, RANK_PREFIX)
+    return _ids(tokenizer, _rerank_user(goal, candidates), RANK_PREFIX)
+
+
+def rerank_demonstration(goal: str, candidates: Sequence[tuple[str, str]], order: Sequence[int]) -> list[dict]:
+    """SFT transcript for the rerank stage: ``candidates`` ((description_head, strategy) each,
+    as :func:`rerank_prompt` shows them) ranked as ``order`` (0-based candidate indices, most
+    useful first; written 1-based: ``<rank>2,1,3</rank>``). The RL rerank prompt's ids are a
+    prefix of this transcript's ids (tested). Raises ValueError unless ``order`` is a
+    permutation of the candidates' indices."""
+    if sorted(order) != list(range(len(candidates))):
+        raise ValueError(f"order {list(order)} is not a permutation of {len(candidates)} candidates")
+    body = ",".join(str(i + 1) for i in order)
+    return [{"role": "system", "content": SYSTEM},
+            {"role": "user", "content": _rerank_user(goal, candidates)},
+            {"role": "assistant", "content": f"{RANK_PREFIX}{body}</rank>"}]
 
 
 DISTIL_PROMPT_CHARS = 3000   # default character budget of the rendered trajectory

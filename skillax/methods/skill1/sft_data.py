@@ -8,6 +8,8 @@ stronger model's trajectories, which we do not have offline):
   whole trajectory and a task-type-level distil JSON (``prompts.distil_demonstration``).
 * query demo (``sft.query_demos``): per task, the query prompt and the task-type-level query
   (``prompts.query_demonstration``) that the library's description heads match.
+* rerank demo (``sft.rerank_demos``): per won task, candidate demo skills of its own and other
+  types, the own-type one ranked first (:func:`rerank_demos`).
 * skills in play (``sft.skill_fraction``, issue 18 lever 3): RL injects the top-1 skill into
   the play prompt, which the SFT never showed, so an injected skill was off-distribution. A
   seeded ``skill_fraction`` of the SFT episodes get, in every play prompt, the skill the same
@@ -35,14 +37,19 @@ def expert_steps(rec, max_steps: int) -> tuple[list[tuple[str, str]], bool]:
     return steps, bool(rec.won) and n == len(rec.steps)
 
 
-def demo_skill(task: Task, rec, max_steps: int, max_chars: int = prompts.DISTIL_PROMPT_CHARS) -> str:
-    """The skill text (as RL injects it: ``prompts.skill_text``) that the deterministic demo
-    builder distils from ``rec``, the expert episode of ``task``."""
+def demo_record(task: Task, rec, max_steps: int, max_chars: int = prompts.DISTIL_PROMPT_CHARS) -> tuple[str, str]:
+    """(description_head, strategy) of the skill the deterministic demo builder distils from
+    ``rec``, the expert episode of ``task``: what the library would store."""
     steps, won = expert_steps(rec, max_steps)
     d = parse_distil(prompts.distil_demonstration(task.goal, task.family, steps, won, max_chars)[-1]["content"])
     if d.distil is None:                      # the builder always writes parsable JSON
         raise AssertionError(f"demo distil for {task.id} does not parse: {d.reason}")
-    return prompts.skill_text(d.distil.description_head, d.distil.strategy_text())
+    return d.distil.description_head, d.distil.strategy_text()
+
+
+def demo_skill(task: Task, rec, max_steps: int, max_chars: int = prompts.DISTIL_PROMPT_CHARS) -> str:
+    """The skill text (as RL injects it: ``prompts.skill_text``) of :func:`demo_record`."""
+    return prompts.skill_text(*demo_record(task, rec, max_steps, max_chars))
 
 
 def skill_assignments(tasks: Sequence[Task], records: dict, fraction: float, irrelevant_fraction: float,
@@ -80,9 +87,54 @@ def skills_for(assignments: dict[str, tuple[str, str]]) -> Callable[[Task], list
     return lambda task: [assignments[task.id][1]] if task.id in assignments else []
 
 
+def rerank_demos(tasks: Sequence[Task], records: dict, *, seed: int, top_k: int, max_steps: int,
+                 max_chars: int = prompts.DISTIL_PROMPT_CHARS) -> list[list[dict]]:
+    """Rerank demonstrations (``sft.rerank_demos``): per won task, 2..``top_k`` candidate skills
+    in a seeded order -- the demo skill (:func:`demo_record`) of another won game of the task's
+    own type and of games of other types (one per type) -- ranked with the own-type skill first,
+    the others in the order shown.
+
+    Why (campaign 10, 2026-12-03c): the SFT taught no rerank. Evaluated with the six
+    hand-written skills, the warm-start policy chose the other type's skill in 89 of the 90
+    games where retrieval returned two candidates (every heating game played with the cooling
+    skill and vice versa), as if it copied the prompt's example ``<rank>2,1,3</rank>``. The
+    paper's rerank reward (NDCG against utility order) cannot teach relevance while every
+    utility is 0.5. A task whose type has no other won game, or with no game of another type,
+    gets none.
+    Raises ValueError for ``top_k`` < 2.
+    """
+    if int(top_k) < 2:
+        raise ValueError(f"rerank demos need top_k >= 2 (a rerank has >= 2 candidates), got {top_k}")
+    won = [t for t in tasks if t.id in records]
+    cache: dict[str, tuple[str, str]] = {}
+
+    def skill(t: Task) -> tuple[str, str]:
+        if t.id not in cache:
+            cache[t.id] = demo_record(t, records[t.id], max_steps, max_chars)
+        return cache[t.id]
+
+    out = []
+    for t in won:
+        rng = random.Random(f"{seed}-rerank-{t.id}")
+        same = [o for o in won if o.family == t.family and o.id != t.id]
+        families = sorted({o.family for o in won if o.family != t.family})
+        if not same or not families:
+            continue
+        others = rng.sample(families, min(len(families), rng.randint(1, int(top_k) - 1)))
+        cands = [rng.choice(same)] + [rng.choice([o for o in won if o.family == f]) for f in others]
+        shown = list(range(len(cands)))
+        rng.shuffle(shown)                     # shown[j] = which candidate is at position j
+        pos_own = shown.index(0)
+        order = [pos_own] + [j for j in range(len(shown)) if j != pos_own]
+        out.append(prompts.rerank_demonstration(t.goal, [skill(cands[i]) for i in shown], order))
+    return out
+
+
 def extra_transcripts(tasks: Sequence[Task], records: dict, *, distil_demos: bool, query_demos: bool,
-                      max_steps: int, max_chars: int = prompts.DISTIL_PROMPT_CHARS) -> list[list[dict]]:
-    """Distil demos (one per won expert episode in ``records``) and query demos (one per task)."""
+                      max_steps: int, max_chars: int = prompts.DISTIL_PROMPT_CHARS,
+                      rerank: bool = False, seed: int = 0, top_k: int = 5) -> list[list[dict]]:
+    """Distil demos (one per won expert episode in ``records``), query demos (one per task) and,
+    with ``rerank``, the rerank demos of :func:`rerank_demos` (after them)."""
     out = []
     for t in tasks:
         if distil_demos and t.id in records:
@@ -90,6 +142,8 @@ def extra_transcripts(tasks: Sequence[Task], records: dict, *, distil_demos: boo
             out.append(prompts.distil_demonstration(t.goal, t.family, steps, won, max_chars))
         if query_demos:
             out.append(prompts.query_demonstration(t.goal, t.family))
+    if rerank:
+        out += rerank_demos(tasks, records, seed=seed, top_k=top_k, max_steps=max_steps, max_chars=max_chars)
     return out
 
 

@@ -39,7 +39,8 @@ Settings and sources (paper = Skill1 paper; released = its launch script; ours =
   the episodes with a demo skill of another same-type game in the play prompt, a quarter of
   those an irrelevant one), one distil, one query and (since campaign 10) one rerank
   demonstration per game (~1,800 rows; the rerank demo ranks the own-type skill first among
-  2-5 demo skills, methods.skill1.sft_data.rerank_demos);
+  2-5 demo skills, methods.skill1.sft_data.rerank_demos: our warm-start target; the RL rerank
+  reward stays the paper's NDCG against utility order);
   150 steps x 32 rows x <= 1024 tokens at lr 5e-5 (~3 epochs; the previous GPU run did 120 x
   32 x 2048 in 51 s, so this is ~30-40 s). RL: constant lr, checkpoint every 10 steps,
   max_train_minutes 20 (and the campaign's deadline file); eval.batch_size 140 episodes per

@@ -118,3 +118,40 @@ def test_pool_seeds_by_run_keeps_every_campaign_and_skips_pooled_lines():
     assert by_run[0]["delta_ci95"] == pytest.approx([0.2 - 0.248414, 0.2 + 0.248414], abs=1e-5)
     with pytest.raises(ValueError, match="by must be"):
         mod.pooled_lines(lines, pat, "p", "d", "cmd", by="campaign")
+
+
+def test_rerank_probe_scores_own_type_first_top_cosine_and_parse_failures():
+    """benchmarks/learning/rerank_probe.py: an answer's first candidate against the game's type
+    (campaign 10: the untrained rerank wrote <rank>2,1,3</rank> on every game)."""
+    import importlib.util
+    import pathlib
+
+    import pytest
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks/learning/rerank_probe.py"
+    spec = importlib.util.spec_from_file_location("rerank_probe", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    heat, cool = "pick_heat_then_place_in_recep", "pick_cool_then_place_in_recep"
+    skills = {1: ("Use for cooling.", "1. cool", cool), 3: ("Use for heating.", "1. heat", heat)}
+    rows = [{"task_type": heat, "candidates": [3, 1], "order": "cosine"},
+            {"task_type": cool, "candidates": [1, 3], "order": "cosine"},
+            {"task_type": heat, "candidates": [3, 1], "order": "cosine"},
+            {"task_type": cool, "candidates": [1, 3], "order": "cosine"},
+            {"task_type": heat, "candidates": [1, 3], "order": "reversed"},   # own type shown second
+            {"task_type": heat, "candidates": [1, 3], "order": "reversed"}]
+    texts = ["<rank>2,1,3</rank>", "<rank>1,2</rank>", "<rank>none</rank>", "<rank>2</rank>",
+             "<rank>2,1</rank>", "<rank>1,2</rank>"]
+    got = mod.score(rows, texts, skills)
+    # cosine rows: 0: 3 dropped -> (1, 0), cooling first (wrong); 1: own first; 2: parse failure ->
+    # shown order (own first, not counted among parsed); 3: 2 first, 1 appended -> heating (wrong)
+    c = got["cosine"]
+    assert (c["n"], c["own_first"], c["first_shown_first"], c["parse_fail"]) == (4, 0.5, 0.5, 1)
+    assert c["own_first_parsed"] == 1 / 3
+    lo, hi = c["own_first_ci95"]
+    assert lo < 0.5 < hi
+    # reversed rows: "2,1" picks the own type shown second; "1,2" (first shown) does not
+    r = got["reversed"]
+    assert (r["n"], r["own_first"], r["first_shown_first"], r["own_first_parsed"]) == (2, 0.5, 0.5, 0.5)
+    with pytest.raises(ValueError):
+        mod.score(rows, texts[:3], skills)   # one answer per row

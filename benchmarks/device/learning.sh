@@ -325,14 +325,21 @@ elif [ "$part" = wait ] || [ "$part" = collect ]; then
   # planned 112 games on the device, 323 s, and left them there)
   [ "${DRY:-0}" = 1 ] || { [ -d $SKILLAX_CACHE/experts ] && tar czf $OUT/experts.tgz -C $SKILLAX_CACHE experts \
     && ls -la $OUT/experts.tgz | awk '{print "planner records bytes", $5}'; }
-  # the XLA programs this lease built (kit.sh's JAX_COMPILATION_CACHE_DIR), when small enough to
-  # carry: untar into .dk5 here (`mkdir -p .dk5 && tar xzf jaxcache.tgz -C .dk5`) and carry .dk5 in
-  # one more kit call, so the next lease's arms read their step-0 programs instead of building them
-  # (only when every arm is over: an entry still being written would travel truncated)
+  # the XLA programs this lease built (kit.sh's JAX_COMPILATION_CACHE_DIR), compressed, in parts of
+  # 15 MiB (a file back from $OUT may be 16 MiB; 3 parts at most, so that with learning.tgz and
+  # experts.tgz all of it stays within the 64 MiB that comes back): here
+  # `mkdir -p .dk5 && cat jaxcache.tgz.part_* > .dk5/jaxcache.tgz`, and carry .dk5 in one more kit
+  # call (kit.sh unpacks it), so the next lease's arms read their step-0 programs instead of
+  # building them. Only when every arm is over: an entry still being written would travel
+  # truncated. Campaign 10's folder was 64,604 KiB before compression (6 processes).
   if [ "$part" = collect ] && [ "${DRY:-0}" != 1 ] && [ -d $K/jaxcache ] && all_done; then
     kb=$(du -sk $K/jaxcache | cut -f1)
-    if [ "$kb" -le 40960 ]; then tar czf $OUT/jaxcache.tgz -C $K jaxcache && echo "jaxcache KiB $kb packed"
-    else echo "jaxcache KiB $kb: over 40 MiB, not packed"; fi
+    tar czf /tmp/jaxcache.tgz -C $K jaxcache
+    zb=$(stat -c %s /tmp/jaxcache.tgz)
+    if [ "$zb" -le $((45 * 1048576)) ]; then
+      split -b 15m -a 2 /tmp/jaxcache.tgz $OUT/jaxcache.tgz.part_ && echo "jaxcache KiB $kb, tgz bytes $zb packed in $(ls $OUT/jaxcache.tgz.part_* | wc -l) parts"
+    else echo "jaxcache KiB $kb, tgz bytes $zb: over 45 MiB, not packed"; fi
+    rm -f /tmp/jaxcache.tgz
   fi
 elif [ "$part" = deadline ]; then
   echo ${2:?unix time} > $L/deadline; status

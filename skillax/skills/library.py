@@ -166,9 +166,10 @@ def _goal(text: str) -> str:
     return _TASK_LEAD_RE.sub("", t).strip().rstrip(".").strip()
 
 
-# a strategy line's leading label ("Action lesson:") or list number ("1."), dropped from the
-# lesson the description quotes; a colon inside the lesson ("(food: countertop, ...)") is kept
-_LESSON_LABEL_RE = re.compile(r"^\s*(?:[A-Za-z][A-Za-z ]{0,30}:|\d+[.)])\s*")
+# a strategy line's leading label ("Action lesson:", as Distil.strategy_text writes it) or list
+# number ("1."), dropped from the lesson the description quotes; any other colon is the lesson's
+# own ("(food: countertop, ...)", "Find the object X: go to ...") and is kept
+_LESSON_LABEL_RE = re.compile(r"^\s*(?:(?:action|navigation) lesson:|\d+[.)])\s*", re.I)
 
 
 def record_to_skill(rec: SkillRecord) -> SkillDoc:

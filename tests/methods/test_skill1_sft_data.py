@@ -78,13 +78,18 @@ def test_rerank_demos_rank_the_own_type_skill_first():
         first = parse_rank(answer, len(lines)).permutation[0]
         own = "cooling" if task.family == COOL else "heating"
         assert lines[first].startswith(f"[{first + 1}] Use for {own}")
-        assert f"Example: {task.goal}." not in user      # another game's skill, never the task's own
+        assert f"Example: {task.goal}." not in user      # another game's skill, not the task's own goal
     positions = {parse_rank(d[-1]["content"], 2).permutation[0] for k in range(3)
                  for d in sft_data.rerank_demos(tasks, recs, seed=k, top_k=5, max_steps=30)}
     assert positions == {0, 1}                           # the own-type skill is shown at either position
     assert demos == sft_data.rerank_demos(tasks, recs, seed=0, top_k=5, max_steps=30)   # seeded
     assert sft_data.rerank_demos(TASKS, RECS, seed=0, top_k=5, max_steps=30)[-1][1]["content"].startswith(
         "Your task is to: put a cool egg")               # h0: no other heat game -> no demo
+    twin = tasks + [Task("c9", "alfworld", COOL, "put a cool apple in diningtable")]   # c0's goal again
+    recs9 = {t.id: record(t.id, t.goal) for t in twin}
+    c0 = [d for k in range(8) for d in sft_data.rerank_demos(twin, recs9, seed=k, top_k=5, max_steps=30)
+          if d[1]["content"].startswith("Your task is to: put a cool apple in diningtable.")]
+    assert len(c0) == 16 and not any("Example: put a cool apple in diningtable." in d[1]["content"] for d in c0)
     with pytest.raises(ValueError, match="top_k >= 2"):
         sft_data.rerank_demos(tasks, recs, seed=0, top_k=1, max_steps=30)
     out = sft_data.extra_transcripts(tasks, recs, distil_demos=False, query_demos=False, max_steps=30,

@@ -181,6 +181,8 @@ def test_exported_description_quotes_the_first_lesson_without_its_label():
         "Use for heating: heat the egg with the microwave. Use when")
     assert desc("1. Find the egg (food: countertop, fridge) and take it.").startswith(
         "Use for heating: Find the egg (food: countertop, fridge) and take it. Use when")
+    assert desc("Find the object X: go to the countertop").startswith(
+        "Use for heating: Find the object X: go to the countertop. Use when")
 
 
 def test_schema_1_file_is_upgraded_in_place(tmp_path):

@@ -96,11 +96,16 @@ def rerank_demos(tasks: Sequence[Task], records: dict, *, seed: int, top_k: int,
 
     Why (campaign 10, 2026-12-03c): the SFT taught no rerank. Evaluated with the six
     hand-written skills, the warm-start policy chose the other type's skill in 89 of the 90
-    games where retrieval returned two candidates (every heating game played with the cooling
-    skill and vice versa), as if it copied the prompt's example ``<rank>2,1,3</rank>``. The
+    games where retrieval returned two candidates (all 39 heating games played with the cooling
+    skill, 43 of 46 cooling games with the heating one), as if it copied the prompt's example
+    ``<rank>2,1,3</rank>`` (the base SmolLM2-135M-Instruct answers exactly that on every such
+    prompt: ``benchmarks/learning/rerank_probe.py``). The
     paper's rerank reward (NDCG against utility order) cannot teach relevance while every
     utility is 0.5. A task whose type has no other won game, or with no game of another type,
-    gets none.
+    gets none. This target ("own type first, the rest in the order shown") is ours, for the warm
+    start only; the paper's rerank reward during RL stays NDCG against utility order. Measured
+    on the 200 ``valid_train`` demos: the own-type line is the longest in 76 and the shortest in
+    42 (about 64 each by chance), a weak length cue.
     Raises ValueError for ``top_k`` < 2.
     """
     if int(top_k) < 2:
@@ -117,6 +122,9 @@ def rerank_demos(tasks: Sequence[Task], records: dict, *, seed: int, top_k: int,
     for t in won:
         rng = random.Random(f"{seed}-rerank-{t.id}")
         same = [o for o in won if o.family == t.family and o.id != t.id]
+        # ALFWorld repeats goals across trials: a same-type skill whose example is this very goal
+        # would teach string matching, so another goal is preferred where the type has one
+        same = [o for o in same if o.goal != t.goal] or same
         families = sorted({o.family for o in won if o.family != t.family})
         if not same or not families:
             continue

@@ -99,13 +99,12 @@ def rerank_demos(tasks: Sequence[Task], records: dict, *, seed: int, top_k: int,
     games where retrieval returned two candidates (all 39 heating games played with the cooling
     skill, 43 of 46 cooling games with the heating one), as if it copied the prompt's example
     ``<rank>2,1,3</rank>`` (the base SmolLM2-135M-Instruct answers exactly that on every such
-    prompt: ``benchmarks/learning/rerank_probe.py``). The
-    paper's rerank reward (NDCG against utility order) cannot teach relevance while every
-    utility is 0.5. A task whose type has no other won game, or with no game of another type,
-    gets none. This target ("own type first, the rest in the order shown") is ours, for the warm
-    start only; the paper's rerank reward during RL stays NDCG against utility order. Measured
-    on the 200 ``valid_train`` demos: the own-type line is the longest in 76 and the shortest in
-    42 (about 64 each by chance), a weak length cue.
+    prompt: ``benchmarks/learning/rerank_probe.py``). The paper's rerank reward (NDCG against
+    utility order) cannot teach relevance while every utility is 0.5. This target ("own type
+    first, the rest in the order shown") is ours, for the warm start only; the RL rerank reward
+    stays the paper's. A task whose type has no other won game, or with no game of another
+    type, gets none. Measured on the 200 ``valid_train`` demos: the own-type line is the longest
+    in 76 and the shortest in 42 (about 64 each by chance), a weak length cue.
     Raises ValueError for ``top_k`` < 2.
     """
     if int(top_k) < 2:

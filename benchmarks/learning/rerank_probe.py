@@ -1,7 +1,7 @@
 """Does the Skill1 rerank put the game's own type first? Before/after ``sft.rerank_demos``.
 
     python benchmarks/learning/rerank_probe.py [--steps 30] [--batch 4] [--lr 5e-5]
-        [--arms base,query,query+rerank] [--out benchmarks/results/learning/rerank_probe.jsonl]
+        [--arms base,query,query+rerank,rerank] [--out benchmarks/results/learning/rerank_probe.jsonl]
 
 Campaign 10 (``campaign_2026-12-03c``) found that the warm start's untrained rerank put the other
 type's hand-written skill first in 89 of the 90 evaluation games that retrieved two candidates.
@@ -21,9 +21,10 @@ This probe measures the rerank alone, on every held-out game, without playing:
 
 Arms, all from the base SmolLM2-135M-Instruct weights with the same SFT steps, batch and lr
 (``configs/skill1_alfworld_learning.py`` otherwise): ``base`` (no SFT), ``query`` (query
-demonstrations only: the control) and ``query+rerank`` (query and rerank demonstrations,
-``methods.skill1.sft_data.rerank_demos``), all from the 200 ``valid_train`` games' planner
-records ($SKILLAX_CACHE/experts). One JSON line per (arm, split) goes to ``--out`` with the
+demonstrations only: the control), ``query+rerank`` (query and rerank demonstrations,
+``methods.skill1.sft_data.rerank_demos``) and ``rerank`` (rerank demonstrations only; with
+``--steps 100`` about as many rerank rows, ~400, as the GPU warm start's 150 x 32 updates
+hold, ~540), all from the 200 ``valid_train`` games' planner records ($SKILLAX_CACHE/experts). One JSON line per (arm, split) goes to ``--out`` with the
 command. CPU: about 20 s per SFT step at batch 4 on 2 cores.
 """
 from __future__ import annotations
@@ -43,6 +44,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 REPO = pathlib.Path(__file__).resolve().parents[2]
 HW = REPO / "benchmarks/learning/handwritten_skills_skill1"
 SPLITS = ("valid_unseen", "valid_seen")
+ARMS = ("base", "query", "query+rerank", "rerank")
 
 
 def hand_written_candidates(cfg):
@@ -111,8 +113,8 @@ def demos_for(arm: str, tasks, records, cfg) -> list[list[dict]]:
 
     if arm == "base":
         return []
-    return sft_data.extra_transcripts(tasks, records, distil_demos=False, query_demos=True,
-                                      max_steps=int(cfg.env.max_steps), rerank=arm == "query+rerank",
+    return sft_data.extra_transcripts(tasks, records, distil_demos=False, query_demos=arm != "rerank",
+                                      max_steps=int(cfg.env.max_steps), rerank=arm != "query",
                                       seed=int(cfg.seed), top_k=int(cfg.rollout.top_k))
 
 
@@ -164,9 +166,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=pathlib.Path, default=REPO / "benchmarks/results/learning/rerank_probe.jsonl")
     a = ap.parse_args(argv)
     arms = [x for x in a.arms.split(",") if x]
-    bad = [x for x in arms if x not in ("base", "query", "query+rerank")]
+    bad = [x for x in arms if x not in ARMS]
     if bad:
-        raise SystemExit(f"unknown arms {bad}: choose from base, query, query+rerank")
+        raise SystemExit(f"unknown arms {bad}: choose from {', '.join(ARMS)}")
 
     import importlib.util
 

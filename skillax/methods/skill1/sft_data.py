@@ -104,7 +104,7 @@ def rerank_demos(tasks: Sequence[Task], records: dict, *, seed: int, top_k: int,
     first, the rest in the order shown") is ours, for the warm start only; the RL rerank reward
     stays the paper's. A task whose type has no other won game, or with no game of another
     type, gets none. Measured on the 200 ``valid_train`` demos: the own-type line is the longest
-    in 76 and the shortest in 42 (about 64 each by chance), a weak length cue.
+    in about 76 and the shortest in about 42 (about 64 each by chance), a weak length cue.
     Raises ValueError for ``top_k`` < 2.
     """
     if int(top_k) < 2:

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import itertools
 import json
 import pathlib
 import shlex
@@ -120,26 +119,17 @@ def demos_for(arm: str, tasks, records, cfg) -> list[list[dict]]:
 
 def train_and_answer(arm: str, cfg, demos, rows_by_split: dict, skills: dict) -> tuple[dict, dict]:
     """SFT a fresh engine on ``demos`` (none for ``base``), then answer every probe prompt."""
-    import numpy as np
-
     from skillax.methods.common.engine import PolicyEngine
+    from skillax.methods.common.sft_warmstart import play_sft_warmstart
     from skillax.methods.skill1 import prompts
-    from skillax.rl.data import make_iterator, sft_dataset
-    from skillax.tokenizers.chat import render_with_masks
 
     with tempfile.TemporaryDirectory() as wd:
         engine = PolicyEngine.create(cfg, wd)
         sft = {"transcripts": len(demos), "updates": 0}
-        if demos:
-            tok = engine.tokenizer
-            ds = sft_dataset([{"messages": m} for m in demos], lambda m: render_with_masks(tok, m),
-                             batch_size=int(cfg.sft.batch_size), max_len=int(cfg.sft.max_len), seed=int(cfg.seed),
-                             pad_id=int(tok.pad_token_id or 0), drop_remainder=True)
-            it = make_iterator(ds)
-            batches = ({k: np.asarray(v) for k, v in next(it).items()} for _ in itertools.count())
-            hist = engine.sft(batches, lr=float(cfg.sft.lr), steps=int(cfg.sft.steps), warmup_ratio=0.05)
-            sft.update(updates=len(hist), nll_first=hist[0]["nll"], nll_last=hist[-1]["nll"],
-                       seconds=round(sum(h["time_s"] for h in hist), 1))
+        if demos:   # the warm start's own SFT path, with no play transcripts (as skill_alpha's data SFT)
+            got = play_sft_warmstart(engine, cfg, [], extra_transcripts=demos)
+            sft.update(updates=got["updates"], nll_first=got["nll_first"], nll_last=got["nll_last"],
+                       seconds=round(got["seconds"], 1))
         policy = engine.policy_sampler(0.0)
         out = {}
         for split, rows in rows_by_split.items():
@@ -170,18 +160,14 @@ def main(argv=None) -> int:
     if bad:
         raise SystemExit(f"unknown arms {bad}: choose from {', '.join(ARMS)}")
 
-    import importlib.util
-
+    from skillax import configs
     from skillax.methods.common import tasks as task_lib
     from skillax.methods.skill1 import sft_data
 
-    spec = importlib.util.spec_from_file_location("cfg", REPO / "configs/skill1_alfworld_learning.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    cfg = mod.get_config()
-    cfg.model.dtype, cfg.model.max_len, cfg.model.sampler_memory_gb = "float32", 1024, 0.0
-    cfg.sft.steps, cfg.sft.batch_size, cfg.sft.lr, cfg.sft.max_len = a.steps, a.batch, a.lr, 512
-    cfg.train.micro_batch = a.batch
+    cfg = configs.get("skill1_alfworld_learning", {
+        "model.dtype": "float32", "model.max_len": 1024, "model.sampler_memory_gb": 0.0,
+        "sft.steps": a.steps, "sft.batch_size": a.batch, "sft.lr": a.lr, "sft.max_len": 512,
+        "train.micro_batch": a.batch})
     index, skills = hand_written_candidates(cfg)
     rows = {s: probe_rows(task_lib.load_tasks(cfg.env, s), index, skills, int(cfg.rollout.top_k),
                           float(cfg.rollout.threshold)) for s in SPLITS}

@@ -8,20 +8,17 @@
 #         dependencies: the served reader's client) [, gguf.part_1]
 #   .dk3: site/ (jericho 3.3.1) [, gguf.part_2] [, cache/experts: planner records]
 #   .dk4: minilm/ (all-MiniLM-L6-v2, fp16; Skill1 only)
-#   .dk5: jaxcache.tgz (optional: the XLA programs a previous lease built, `learning.sh collect`'s
-#         parts joined here: `mkdir -p .dk5 && cat jaxcache.tgz.part_* > .dk5/jaxcache.tgz`;
-#         unpacked on the device: the folder itself can be larger than a call's 64 MiB tree)
-#   .dkq1-.dkq9: the Qwen2.5-Coder-0.5B-Instruct GGUF in 55 MiB parts (`reader_bound.sh kit`)
+#   .dk5, .dk6: optional, the XLA programs a previous lease built: `learning.sh collect` brings back
+#         jaxcache.tgz.part_* (up to 4 of 15 MiB); `bash benchmarks/device/jaxcache.sh place FILES_AT`
+#         puts two in each folder; carry each in its own kit call; unpacked here once all are in
+#   .dkq1-.dkq11: the Qwen2.5-Coder-0.5B-Instruct GGUF in 44 MiB parts (`reader_bound.sh kit`)
 # The SmolLM2-135M-Instruct Q4_1 GGUF (md5 a1231443440b107ff29f02bdb38c9d0a) is split in 3.
 K=/tmp/dk
 mkdir -p $K/cache
-for d in .dk1 .dk2 .dk3 .dk4 .dk5; do   # once per folder and warm machine (a second copy could race a reader)
+for d in .dk1 .dk2 .dk3 .dk4 .dk5 .dk6; do   # once per folder and warm machine (a second copy could race a reader)
   if [ -d $d ] && [ ! -f $K/copied$d ]; then cp -r $d/. $K/ && touch $K/copied$d; fi
 done
-if [ -f $K/jaxcache.tgz ] && [ ! -f $K/jaxcache/.unpacked ]; then   # .dk5: a previous lease's programs
-  mkdir -p $K/jaxcache && tar xzf $K/jaxcache.tgz -C $K && touch $K/jaxcache/.unpacked \
-    && echo "jaxcache: $(ls $K/jaxcache | wc -l) entries unpacked"
-fi
+bash benchmarks/device/jaxcache.sh unpack $K   # .dk5 + .dk6: a previous lease's programs
 if [ ! -s $K/smollm2.gguf ] && [ -f $K/gguf.part_0 ] && [ -f $K/gguf.part_1 ] && [ -f $K/gguf.part_2 ]; then
   cat $K/gguf.part_0 $K/gguf.part_1 $K/gguf.part_2 > $K/smollm2.gguf
   echo "gguf md5 $(md5sum < $K/smollm2.gguf)"

@@ -326,21 +326,9 @@ elif [ "$part" = wait ] || [ "$part" = collect ]; then
   [ "${DRY:-0}" = 1 ] || { [ -d $SKILLAX_CACHE/experts ] && tar czf $OUT/experts.tgz -C $SKILLAX_CACHE experts \
     && ls -la $OUT/experts.tgz | awk '{print "planner records bytes", $5}'; }
   # the XLA programs this lease built (kit.sh's JAX_COMPILATION_CACHE_DIR), compressed, in parts of
-  # 15 MiB (a file back from $OUT may be 16 MiB; 3 parts at most, so that with learning.tgz and
-  # experts.tgz all of it stays within the 64 MiB that comes back): here
-  # `mkdir -p .dk5 && cat jaxcache.tgz.part_* > .dk5/jaxcache.tgz`, and carry .dk5 in one more kit
-  # call (kit.sh unpacks it), so the next lease's arms read their step-0 programs instead of
-  # building them. Only when every arm is over: an entry still being written would travel
-  # truncated. Campaign 10's folder was 64,604 KiB before compression (6 processes).
-  if [ "$part" = collect ] && [ "${DRY:-0}" != 1 ] && [ -d $K/jaxcache ] && all_done; then
-    kb=$(du -sk $K/jaxcache | cut -f1)
-    tar czf /tmp/jaxcache.tgz -C $K jaxcache
-    zb=$(stat -c %s /tmp/jaxcache.tgz)
-    if [ "$zb" -le $((45 * 1048576)) ]; then
-      split -b 15m -a 2 /tmp/jaxcache.tgz $OUT/jaxcache.tgz.part_ && echo "jaxcache KiB $kb, tgz bytes $zb packed in $(ls $OUT/jaxcache.tgz.part_* | wc -l) parts"
-    else echo "jaxcache KiB $kb, tgz bytes $zb: over 45 MiB, not packed"; fi
-    rm -f /tmp/jaxcache.tgz
-  fi
+  # 15 MiB (benchmarks/device/jaxcache.sh says how they come back and travel). Only when every arm
+  # is over: an entry still being written would travel truncated.
+  if [ "$part" = collect ] && [ "${DRY:-0}" != 1 ] && all_done; then bash benchmarks/device/jaxcache.sh pack $K $OUT; fi
 elif [ "$part" = deadline ]; then
   echo ${2:?unix time} > $L/deadline; status
 else

@@ -114,3 +114,46 @@ def test_textworld_moves_are_navigation():
     d = parse_distil(distil_demonstration("eat the apple", "tw-simple", steps, True)[-1]["content"]).distil
     assert d.navigation_lesson == "then go east" and d.action_lesson == "take the apple; eat apple"
     assert d.description_head == "Use for tw simple task. Example: eat the apple."
+
+
+PRIORS_EPISODES = [   # (goal, family, actions) of won episodes: where the goal object was taken from
+    ("put a cool apple in diningtable", COOL, ["go to countertop 1", "take apple 1 from countertop 1"]),
+    ("put a hot apple in fridge", "pick_heat_then_place_in_recep", ["take apple 2 from fridge 1"]),
+    ("put a cool apple in microwave", COOL, ["take knife 1 from drawer 1", "take apple 3 from countertop 2"]),
+    ("put a cool tomato in fridge", COOL, ["take tomato 1 from sinkbasin 1"]),
+]
+
+
+def test_location_priors_rank_receptacles_by_count_then_name():
+    p = lessons.location_priors(PRIORS_EPISODES)
+    # apple: countertop twice (the knife taken first is not the goal object), fridge once
+    assert p["object"] == {"apple": ["countertop", "fridge"], "tomato": ["sinkbasin"]}
+    assert p["task_type"] == {"pick_cool_then_place_in_recep": ["countertop", "sinkbasin"],
+                              "pick_heat_then_place_in_recep": ["fridge"]}
+    assert lessons.location_priors(PRIORS_EPISODES, top=1)["object"]["apple"] == ["countertop"]
+
+
+def test_generic_demo_names_x_and_y_and_where_such_objects_usually_are():
+    priors = lessons.location_priors(PRIORS_EPISODES)
+    steps = [("open drawer 2", "You open the drawer 2.")] + STEPS[:3] + [("open fridge 1", "You open the fridge 1.")] \
+        + STEPS[3:]
+    d = parse_distil(distil_demonstration(GOAL, COOL, steps, True, priors=priors)[-1]["content"]).distil
+    assert d.action_lesson == ("open a closed receptacle to look inside; find the object X and take it; "
+                               "open the fridge; cool X with the fridge; put X in/on the target Y")
+    assert d.navigation_lesson == ("look for X where such objects usually are (countertop, fridge); "
+                                   "then go to the fridge, then to Y")
+    assert [(s.name, s.description) for s in d.subtasks] == [
+        ("find", "find X (usually in/on a countertop, fridge)"), ("cool", "cool X with the fridge"),
+        ("put", "put X in/on the target Y")]
+    assert d.description_head == "Use for cooling: chill it in the fridge. Example: put a cool apple in diningtable."
+    lesson_text = " ".join([d.action_lesson, d.navigation_lesson, *[s.description for s in d.subtasks]])
+    assert "apple" not in lesson_text and "diningtable" not in lesson_text   # only the example names them
+    assert not lessons.has_instance_numbers(lesson_text)
+    # an object the priors never saw falls back on its task type's list; the target opened is "Y"
+    d = parse_distil(distil_demonstration("put a cool mug in fridge", COOL,
+                                          [("take mug 1 from shelf 1", ""), ("go to fridge 1", ""),
+                                           ("open fridge 1", ""), ("move mug 1 to fridge 1", "")],
+                                          False, priors=priors)[-1]["content"]).distil
+    assert d.action_lesson == "find the object X and take it; open Y if it is closed; put X in/on the target Y"
+    assert d.navigation_lesson == "look for X where such objects usually are (countertop, sinkbasin); then go to Y"
+    assert d.task_success is False and all(s.status == "incomplete" for s in d.subtasks)

@@ -150,3 +150,17 @@ def test_released_code_preset_and_ablation_names():
     assert eval_conditions(c, never_had_library=False) == ("with_library",)
     with pytest.raises(ValueError, match="ablation must be"):
         ablation(ConfigDict({"ablation": "no_rerank"}))
+
+
+def test_kl_objectives_puts_the_kl_term_on_the_named_objectives_only():
+    c = skill1()
+    c.rl.kl_coef, c.rl.kl_estimator = 0.05, "k3"
+    cfgs = obj_lib.objective_configs(c)            # default "util": play only, as before the option
+    assert (cfgs["util"].kl_coef, cfgs["distil"].kl_coef, cfgs["rerank"].kl_coef) == (0.05, 0.0, 0.0)
+    c.rl.kl_objectives = "util, distil"
+    cfgs = obj_lib.objective_configs(c)
+    assert (cfgs["util"].kl_coef, cfgs["distil"].kl_coef, cfgs["rerank"].kl_coef) == (0.05, 0.05, 0.0)
+    assert cfgs["distil"].kl_estimator == "k3" and cfgs["distil"].weight == c.rl.lambda_distil
+    c.rl.kl_objectives = "util,distill"
+    with pytest.raises(ValueError, match=r"unknown objective\(s\) \['distill'\]"):
+        obj_lib.objective_configs(c)

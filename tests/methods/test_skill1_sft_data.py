@@ -115,3 +115,23 @@ def test_play_transcripts_carry_the_assigned_skill(monkeypatch, n_workers):
     with_skill = [d[1]["content"].split("\n\n")[1] for d in demos if d[1]["content"].startswith("Task: goal 1")]
     assert with_skill == ["Skills:\n[1] Use for toys. Example: goal 0."] * 2
     assert all("Skills:" not in d[1]["content"] for d in demos if not d[1]["content"].startswith("Task: goal 1"))
+
+
+def test_generic_level_reaches_the_distil_rerank_and_play_skill_demos():
+    priors = sft_data.location_priors(TASKS, RECS)
+    # c1/c2's records take an apple for a mug / egg goal: only the goal object's take counts
+    assert priors == {"object": {"apple": ["countertop"]},
+                      "task_type": {COOL: ["countertop"], HEAT: ["countertop"]}}
+    extra = sft_data.extra_transcripts(TASKS, RECS, distil_demos=True, query_demos=False, max_steps=30,
+                                       rerank=True, seed=0, top_k=3, priors=priors)
+    distil = {t.id: m[-1]["content"] for t, m in zip(TASKS, extra)}
+    assert '"action_lesson": "find the object X and take it; cool X with the fridge"' in distil["c0"]
+    # c1's record takes an apple for its mug goal: named, not X (the mug falls back on its type's list)
+    assert '"action_lesson": "take the apple; cool the apple with the fridge"' in distil["c1"]
+    assert all("usually are (countertop)" in d for d in distil.values())
+    reranks = extra[len(TASKS):]
+    assert reranks and all("look for X where such objects usually are" in m[1]["content"] for m in reranks)
+    assert "take the apple from the countertop" not in " ".join(m[1]["content"] for m in reranks)
+    skill = sft_data.skill_assignments(TASKS, RECS, 1.0, 0.0, 0, 30, priors)["c0"][1]
+    assert skill.startswith("Use for cooling") and "look for X where such objects usually are (countertop)" in skill
+    assert sft_data.skill_assignments(TASKS, RECS, 1.0, 0.0, 0, 30)["c0"][1] != skill   # episode level differs

@@ -77,14 +77,30 @@ def objective_configs(cfg) -> dict[str, ObjectiveConfig]:
         return {"util": ObjectiveConfig(weight=1.0, kl_coef=rl.kl_coef, kl_estimator=rl.kl_estimator, **common)}
     if cfg.objective != "paper":
         raise ValueError(f"objective must be 'paper' or 'released_code', got {cfg.objective!r}")
-    out = {"util": ObjectiveConfig(weight=1.0, kl_coef=rl.kl_coef, kl_estimator=rl.kl_estimator, **common)}
+    kl_on = kl_objectives(rl)
+
+    def kl(name: str) -> dict:
+        return dict(kl_coef=rl.kl_coef, kl_estimator=rl.kl_estimator) if name in kl_on else {}
+
+    out = {"util": ObjectiveConfig(weight=1.0, **kl("util"), **common)}
     if float(rl.lambda_rerank) > 0:
         # REINFORCE on the whole permutation: -R * sum_t log pi(token_t), averaged over rows.
         out["rerank"] = ObjectiveConfig(weight=rl.lambda_rerank, loss="reinforce", entropy_coef=rl.entropy_coef,
-                                        aggregation="seq_mean_token_sum")
+                                        aggregation="seq_mean_token_sum", **kl("rerank"))
     if float(rl.lambda_distil) > 0:
-        out["distil"] = ObjectiveConfig(weight=rl.lambda_distil, **common)
+        out["distil"] = ObjectiveConfig(weight=rl.lambda_distil, **kl("distil"), **common)
     return out
+
+
+def kl_objectives(rl) -> frozenset[str]:
+    """The objectives whose loss carries ``rl.kl_coef`` (``rl.kl_objectives``, a comma list;
+    default "util": the play objective only, as before the option existed). Raises ValueError
+    for a name not in :data:`OBJECTIVES`."""
+    names = frozenset(x.strip() for x in str(rl.get("kl_objectives", "util")).split(",") if x.strip())
+    bad = sorted(names - set(OBJECTIVES))
+    if bad:
+        raise ValueError(f"rl.kl_objectives names unknown objective(s) {bad}; choose from {OBJECTIVES}")
+    return names
 
 
 def episode_advantages(episodes) -> dict[str, np.ndarray]:

@@ -126,7 +126,7 @@ def distil_prompt(tokenizer, goal: str, steps: Sequence[tuple[str, str]], won: b
 
 
 def distil_demonstration(goal: str, family: str, steps: Sequence[tuple[str, str]], won: bool,
-                         max_chars: int = DISTIL_PROMPT_CHARS) -> list[dict]:
+                         max_chars: int = DISTIL_PROMPT_CHARS, priors: dict | None = None) -> list[dict]:
     """SFT transcript for the distil stage from an expert episode (no teacher model).
 
     The answer is a deterministic distil JSON of task-type-level lessons built from the
@@ -135,12 +135,17 @@ def distil_demonstration(goal: str, family: str, steps: Sequence[tuple[str, str]
     that says which task type the skill is for. The assistant turn starts with
     ``DISTIL_PREFIX``, so the RL distil prompt's ids are a prefix of this transcript's ids
     (tested with the SmolLM2 tokenizer). It parses with ``skills.parsers.parse_distil``.
+    ``priors`` (``sft.distil_level="generic"``): the lessons name the goal object X and the
+    target Y and say where such objects usually are (``lessons.generic_lessons`` with these
+    ``lessons.location_priors``); None: ``lessons.lessons``.
     """
     import json
 
-    from skillax.methods.skill1.lessons import lessons
+    from skillax.methods.skill1.lessons import generic_lessons, lessons
 
-    les = lessons(goal, family, [a for a, _ in steps], [o for _, o in steps], won)
+    acts = [a for a, _ in steps]
+    les = lessons(goal, family, acts, [o for _, o in steps], won) if priors is None \
+        else generic_lessons(goal, family, acts, won, priors)
     obj = {"subtasks": les["subtasks"], "task_success": bool(won), "action_lesson": les["action_lesson"],
            "navigation_lesson": les["navigation_lesson"], "description_head": les["description_head"]}
     body = json.dumps(obj, ensure_ascii=False)

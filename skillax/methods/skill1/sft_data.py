@@ -6,6 +6,11 @@ stronger model's trajectories, which we do not have offline):
 
 * distil demo (``sft.distil_demos``): per won expert episode, the distil prompt over the
   whole trajectory and a task-type-level distil JSON (``prompts.distil_demonstration``).
+  ``sft.distil_level``: "episode" (default; ``lessons.lessons``: this game's object and the
+  receptacle types it visited) or "generic" (``lessons.generic_lessons``: the goal object as X,
+  the target as Y, where such objects usually are from :func:`location_priors`; campaign 11
+  measured type-level hand-written skills at +0.08 / +0.11 and the episode-level learned ones
+  at about 0). The demo skills of the play and rerank demos follow the same level.
 * query demo (``sft.query_demos``): per task, the query prompt and the task-type-level query
   (``prompts.query_demonstration``) that the library's description heads match.
 * rerank demo (``sft.rerank_demos``): per won task, candidate demo skills of its own and other
@@ -37,23 +42,35 @@ def expert_steps(rec, max_steps: int) -> tuple[list[tuple[str, str]], bool]:
     return steps, bool(rec.won) and n == len(rec.steps)
 
 
-def demo_record(task: Task, rec, max_steps: int, max_chars: int = prompts.DISTIL_PROMPT_CHARS) -> tuple[str, str]:
+def demo_record(task: Task, rec, max_steps: int, max_chars: int = prompts.DISTIL_PROMPT_CHARS,
+                priors: dict | None = None) -> tuple[str, str]:
     """(description_head, strategy) of the skill the deterministic demo builder distils from
-    ``rec``, the expert episode of ``task``: what the library would store."""
+    ``rec``, the expert episode of ``task``: what the library would store. ``priors``: the
+    generic distil level's location table (:func:`location_priors`; None = episode level)."""
     steps, won = expert_steps(rec, max_steps)
-    d = parse_distil(prompts.distil_demonstration(task.goal, task.family, steps, won, max_chars)[-1]["content"])
+    d = parse_distil(prompts.distil_demonstration(task.goal, task.family, steps, won, max_chars,
+                                                  priors)[-1]["content"])
     if d.distil is None:                      # the builder always writes parsable JSON
         raise AssertionError(f"demo distil for {task.id} does not parse: {d.reason}")
     return d.distil.description_head, d.distil.strategy_text()
 
 
-def demo_skill(task: Task, rec, max_steps: int, max_chars: int = prompts.DISTIL_PROMPT_CHARS) -> str:
+def demo_skill(task: Task, rec, max_steps: int, max_chars: int = prompts.DISTIL_PROMPT_CHARS,
+               priors: dict | None = None) -> str:
     """The skill text (as RL injects it: ``prompts.skill_text``) of :func:`demo_record`."""
-    return prompts.skill_text(*demo_record(task, rec, max_steps, max_chars))
+    return prompts.skill_text(*demo_record(task, rec, max_steps, max_chars, priors))
+
+
+def location_priors(tasks: Sequence[Task], records: dict) -> dict:
+    """``sft.distil_level="generic"``: where each goal object (and each task type's) was found
+    in the won expert episodes of ``tasks`` (``lessons.location_priors``)."""
+    from skillax.methods.skill1.lessons import location_priors as priors_of
+
+    return priors_of((t.goal, t.family, [a for _, a in records[t.id].steps]) for t in tasks if t.id in records)
 
 
 def skill_assignments(tasks: Sequence[Task], records: dict, fraction: float, irrelevant_fraction: float,
-                      seed: int, max_steps: int) -> dict[str, tuple[str, str]]:
+                      seed: int, max_steps: int, priors: dict | None = None) -> dict[str, tuple[str, str]]:
     """{task id: (kind, skill text)} for the SFT episodes that show a skill.
 
     A task is picked with probability ``fraction`` (seeded per task id); it gets the demo
@@ -78,7 +95,7 @@ def skill_assignments(tasks: Sequence[Task], records: dict, fraction: float, irr
             kind, src = "irrelevant", rng.choice(other)
         else:
             continue
-        out[t.id] = (kind, demo_skill(src, records[src.id], max_steps))
+        out[t.id] = (kind, demo_skill(src, records[src.id], max_steps, priors=priors))
     return out
 
 
@@ -88,7 +105,7 @@ def skills_for(assignments: dict[str, tuple[str, str]]) -> Callable[[Task], list
 
 
 def rerank_demos(tasks: Sequence[Task], records: dict, *, seed: int, top_k: int, max_steps: int,
-                 max_chars: int = prompts.DISTIL_PROMPT_CHARS) -> list[list[dict]]:
+                 max_chars: int = prompts.DISTIL_PROMPT_CHARS, priors: dict | None = None) -> list[list[dict]]:
     """Rerank demonstrations (``sft.rerank_demos``): per won task, 2..``top_k`` candidate skills
     in a seeded order -- the demo skill (:func:`demo_record`) of another won game of the task's
     own type and of games of other types (one per type) -- ranked with the own-type skill first,
@@ -114,7 +131,7 @@ def rerank_demos(tasks: Sequence[Task], records: dict, *, seed: int, top_k: int,
 
     def skill(t: Task) -> tuple[str, str]:
         if t.id not in cache:
-            cache[t.id] = demo_record(t, records[t.id], max_steps, max_chars)
+            cache[t.id] = demo_record(t, records[t.id], max_steps, max_chars, priors)
         return cache[t.id]
 
     out = []
@@ -139,18 +156,21 @@ def rerank_demos(tasks: Sequence[Task], records: dict, *, seed: int, top_k: int,
 
 def extra_transcripts(tasks: Sequence[Task], records: dict, *, distil_demos: bool, query_demos: bool,
                       max_steps: int, max_chars: int = prompts.DISTIL_PROMPT_CHARS,
-                      rerank: bool = False, seed: int = 0, top_k: int = 5) -> list[list[dict]]:
+                      rerank: bool = False, seed: int = 0, top_k: int = 5,
+                      priors: dict | None = None) -> list[list[dict]]:
     """Distil demos (one per won expert episode in ``records``), query demos (one per task) and,
-    with ``rerank``, the rerank demos of :func:`rerank_demos` (after them)."""
+    with ``rerank``, the rerank demos of :func:`rerank_demos` (after them). ``priors``: the
+    generic distil level (:func:`location_priors`) for the distil and rerank demos."""
     out = []
     for t in tasks:
         if distil_demos and t.id in records:
             steps, won = expert_steps(records[t.id], max_steps)
-            out.append(prompts.distil_demonstration(t.goal, t.family, steps, won, max_chars))
+            out.append(prompts.distil_demonstration(t.goal, t.family, steps, won, max_chars, priors))
         if query_demos:
             out.append(prompts.query_demonstration(t.goal, t.family))
     if rerank:
-        out += rerank_demos(tasks, records, seed=seed, top_k=top_k, max_steps=max_steps, max_chars=max_chars)
+        out += rerank_demos(tasks, records, seed=seed, top_k=top_k, max_steps=max_steps, max_chars=max_chars,
+                            priors=priors)
     return out
 
 

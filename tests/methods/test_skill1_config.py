@@ -65,7 +65,8 @@ def test_play_config_from_config_and_no_import_cycle():
 def test_campaign9_overrides_and_the_bound_arm(tmp_path):
     """learning.sh ARMSET=skill1's campaign-9 extras (KL anchor) and SKILL1_BOUND's skill1_hw arm:
     the KL reaches the util objective only, and the bound arm's library is seeded with the six
-    Skill1-format hand-written skills and evaluated with and without them."""
+    Skill1-format hand-written skills and evaluated with and without them. Campaign 12 on, the
+    learning config also puts the KL on distil (``rl.kl_objectives``) and the generic distil level."""
     from skillax.methods.skill1.loop import eval_conditions, seed_from_config
     from skillax.methods.skill1.objectives import objective_configs
     from skillax.rl.objectives import needs_reference
@@ -76,7 +77,8 @@ def test_campaign9_overrides_and_the_bound_arm(tmp_path):
     c = _parse(ARMS["full"] + RL_EXTRA + kl + ["--config.seed=1"])
     objs = objective_configs(c)
     assert (objs["util"].kl_coef, objs["util"].kl_estimator) == (0.05, "k3") and needs_reference(objs)
-    assert objs["rerank"].kl_coef == 0.0 and objs["distil"].kl_coef == 0.0 and c.seed == 1
+    assert objs["rerank"].kl_coef == 0.0 and objs["distil"].kl_coef == 0.05 and c.seed == 1
+    assert c.sft.distil_level == "generic"
     hw = _parse(["--config.steps=0", "--config.init_skills=benchmarks/learning/handwritten_skills_skill1",
                  "--config.warmstart.load_dir=/tmp/ws", "--config.warmstart.wait_s=900"] + kl)
     lib = SkillLibrary(tmp_path / "library.sqlite")

@@ -213,8 +213,11 @@ def lever3(train, recs, replay_games: int) -> list[dict]:
     pc = play_config(cfg)
     tok = load_gguf_tokenizer()
     s = cfg.sft
+    from skillax.methods.skill1.sft_data import priors_for
+
+    priors = priors_for(cfg, train, recs)          # the config's sft.distil_level
     assign = skill_assignments(train, recs, float(s.skill_fraction), float(s.irrelevant_fraction), int(cfg.seed),
-                               int(cfg.env.max_steps))
+                               int(cfg.env.max_steps), priors)
 
     def n_tok(goal, skills):
         return len(encode_conversation(tok, build_play_prompt(goal, "You are in a room.", [], ["look"], skills, 0, pc)))
@@ -223,7 +226,7 @@ def lever3(train, recs, replay_games: int) -> list[dict]:
     from skillax.tokenizers.chat import render_with_masks
 
     extra = extra_transcripts(train, recs, distil_demos=True, query_demos=True, max_steps=int(cfg.env.max_steps),
-                              max_chars=int(cfg.rollout.distil_prompt_chars))
+                              max_chars=int(cfg.rollout.distil_prompt_chars), priors=priors)
     extra_len = [len(render_with_masks(tok, m)[0]) for m in extra]
     answer_len = [len(tok.encode(m[-1]["content"], add_special_tokens=False)) for m in extra if "```json" in m[-1]["content"]]
     by = {t.id: t for t in train}

@@ -89,8 +89,9 @@ def get_config():
     # campaign 11: hand-written type-level skills +0.08 / +0.11 over SFT, the learned episode-level
     # ones about 0; the generic level writes X / Y and where such objects usually are (lessons.generic_lessons)
     c.sft.distil_level = "generic"
-    # campaign 11 seed 0 (and campaign 10 seed 2): distil parse rate 0.94 -> 0.44 under RL with the
-    # KL anchor on play only; with rl.kl_coef > 0 (the campaigns' command line) it now holds distil too
+    # campaigns 9-11: with the KL anchor on play only, 3 of 6 full arms lost distil parse rate over
+    # the run (per half 0.73 / 0.48, 0.81 / 0.33, 0.89 / 0.74); with rl.kl_coef > 0 (the campaigns'
+    # command line) the anchor now holds distil too
     c.rl.kl_objectives = "util,distil"
     c.sft.skill_fraction = 0.5
     c.sft.irrelevant_fraction = 0.25

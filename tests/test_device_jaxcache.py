@@ -51,11 +51,18 @@ def test_pack_place_unpack_round_trip_waits_for_every_part(tmp_path):
     assert _sh("unpack", str(k), cwd=here) == ""   # once per machine
 
 
-def test_pack_skips_a_cache_over_the_limit_and_a_missing_cache(tmp_path):
+def test_pack_leaves_room_for_the_results_and_skips_a_missing_cache(tmp_path):
     device, out = tmp_path / "device", tmp_path / "out"
     (device / "jaxcache").mkdir(parents=True)
     out.mkdir()
     (device / "jaxcache" / "big").write_bytes(__import__("random").Random(1).randbytes(2 << 20))
-    msg = _sh("pack", str(device), str(out), cwd=tmp_path, env={"MAX_MIB": "1"})
-    assert "over 1 MiB, not packed" in msg and not list(out.iterdir())
+    msg = _sh("pack", str(device), str(out), cwd=tmp_path, env={"OUT_MIB": "1"})
+    assert "not packed (room in OUT" in msg and not list(out.iterdir())
+    # the results already in OUT count: 2 MiB of cache beside 2.5 MiB of results in a 4 MiB OUT
+    (out / "learning.tgz").write_bytes(b"r" * (5 << 19))
+    msg = _sh("pack", str(device), str(out), cwd=tmp_path, env={"OUT_MIB": "4"})
+    assert "not packed" in msg and [p.name for p in out.iterdir()] == ["learning.tgz"]
+    # more than the 4 parts .dk5 and .dk6 carry
+    msg = _sh("pack", str(device), str(out), cwd=tmp_path, env={"OUT_MIB": "60", "PART": "256k"})
+    assert "in 9 parts: not packed" in msg and [p.name for p in out.iterdir()] == ["learning.tgz"]
     assert "none in" in _sh("pack", str(out), str(out), cwd=tmp_path)

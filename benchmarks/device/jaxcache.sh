@@ -5,14 +5,16 @@
 # campaign 11's 62,508 KiB raw and 54.6 MB gzipped, so it travels in up to 4 parts of 15 MiB and in
 # two carry folders (.dk5, .dk6) of two parts each.
 #
-#   bash benchmarks/device/jaxcache.sh pack PARENT OUT   (device, learning.sh collect) PARENT/jaxcache ->
-#        OUT/jaxcache.tgz.part_aa.. + OUT/jaxcache.tgz.nparts; skipped, with a line why, over MAX_MIB (58)
+#   bash benchmarks/device/jaxcache.sh pack PARENT OUT   (device, learning.sh collect, after the results
+#        are in OUT) PARENT/jaxcache -> OUT/jaxcache.tgz.part_aa.. + OUT/jaxcache.tgz.nparts; skipped, with
+#        a line why, when it would not fit in 4 parts or in the 63 MiB that OUT may hold beside what is
+#        already there (the results must come back whatever the cache does)
 #   bash benchmarks/device/jaxcache.sh place FILES_AT    (here) the parts -> .dk5 (aa, ab), .dk6 (ac, ad),
 #        each with the nparts file; carry .dk5 and .dk6 in one kit call each
 #   bash benchmarks/device/jaxcache.sh unpack K          (device, kit.sh) once every part of K is there:
 #        join, untar into K/jaxcache, mark K/jaxcache/.unpacked; a part missing: says which, does nothing
 set -uo pipefail
-MAX_MIB=${MAX_MIB:-58} PART=${PART:-15m}   # PART: the split size (tests use smaller)
+OUT_MIB=${OUT_MIB:-63} PART=${PART:-15m}   # OUT_MIB: what OUT may hold in all; PART: the split size (tests: smaller)
 case ${1:-} in
 pack)
   parent=${2:?PARENT}; out=${3:?OUT}
@@ -20,12 +22,14 @@ pack)
   kb=$(du -sk "$parent/jaxcache" | cut -f1)
   tmp=$(mktemp -d); tar czf $tmp/jaxcache.tgz -C "$parent" jaxcache
   zb=$(stat -c %s $tmp/jaxcache.tgz)
-  if [ "$zb" -le $((MAX_MIB * 1048576)) ]; then
-    split -b $PART -a 2 $tmp/jaxcache.tgz "$out/jaxcache.tgz.part_"
-    n=$(ls "$out"/jaxcache.tgz.part_* | wc -l); echo $n > "$out/jaxcache.tgz.nparts"
+  used=$(du -sb "$out" | cut -f1); room=$((OUT_MIB * 1048576 - used))
+  mkdir $tmp/parts && split -b $PART -a 2 $tmp/jaxcache.tgz $tmp/parts/jaxcache.tgz.part_
+  n=$(ls $tmp/parts | wc -l)
+  if [ "$zb" -le "$room" ] && [ "$n" -le 4 ]; then   # kit.sh copies .dk5 and .dk6: two parts each
+    mv $tmp/parts/* "$out/" && echo $n > "$out/jaxcache.tgz.nparts"
     echo "jaxcache KiB $kb, tgz bytes $zb packed in $n parts"
   else
-    echo "jaxcache KiB $kb, tgz bytes $zb: over $MAX_MIB MiB, not packed"
+    echo "jaxcache KiB $kb, tgz bytes $zb in $n parts: not packed (room in OUT $room bytes, at most 4 parts)"
   fi
   rm -rf $tmp ;;
 place)

@@ -114,7 +114,8 @@ def demos_for(arm: str, tasks, records, cfg) -> list[list[dict]]:
         return []
     return sft_data.extra_transcripts(tasks, records, distil_demos=False, query_demos=arm != "rerank",
                                       max_steps=int(cfg.env.max_steps), rerank=arm != "query",
-                                      seed=int(cfg.seed), top_k=int(cfg.rollout.top_k))
+                                      seed=int(cfg.seed), top_k=int(cfg.rollout.top_k),
+                                      priors=sft_data.priors_for(cfg, tasks, records))
 
 
 def train_and_answer(arm: str, cfg, demos, rows_by_split: dict, skills: dict) -> tuple[dict, dict]:

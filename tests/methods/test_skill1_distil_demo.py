@@ -140,10 +140,11 @@ def test_generic_demo_names_x_and_y_and_where_such_objects_usually_are():
     d = parse_distil(distil_demonstration(GOAL, COOL, steps, True, priors=priors)[-1]["content"]).distil
     assert d.action_lesson == ("open a closed receptacle to look inside; find the object X and take it; "
                                "open the fridge; cool X with the fridge; put X in/on the target Y")
-    assert d.navigation_lesson == ("look for X where such objects usually are (countertop, fridge); "
+    # the apple's own list (countertop, fridge), filled up from its task type's (countertop, sinkbasin)
+    assert d.navigation_lesson == ("look for X where such objects usually are (countertop, fridge, sinkbasin); "
                                    "then go to the fridge, then to Y")
     assert [(s.name, s.description) for s in d.subtasks] == [
-        ("find", "find X (usually in/on a countertop, fridge)"), ("cool", "cool X with the fridge"),
+        ("find", "find X (usually in/on a countertop, fridge, sinkbasin)"), ("cool", "cool X with the fridge"),
         ("put", "put X in/on the target Y")]
     assert d.description_head == "Use for cooling: chill it in the fridge. Example: put a cool apple in diningtable."
     lesson_text = " ".join([d.action_lesson, d.navigation_lesson, *[s.description for s in d.subtasks]])
@@ -157,3 +158,24 @@ def test_generic_demo_names_x_and_y_and_where_such_objects_usually_are():
     assert d.action_lesson == "find the object X and take it; open Y if it is closed; put X in/on the target Y"
     assert d.navigation_lesson == "look for X where such objects usually are (countertop, sinkbasin); then go to Y"
     assert d.task_success is False and all(s.status == "incomplete" for s in d.subtasks)
+
+
+def test_generic_order_search_before_the_take_and_goals_without_an_object():
+    priors = lessons.location_priors(PRIORS_EPISODES)
+    # opening a receptacle of the target's type while searching, and the lamp switched on before
+    # the take, are not written as steps on X
+    les = lessons.generic_lessons("look at cd under the desklamp", "look_at_obj_in_light",
+                                  ["go to sidetable 1", "use desklamp 1", "open drawer 1", "take cd 1 from drawer 1"],
+                                  True, priors)
+    assert les["action_lesson"] == "turn on the desklamp; open a closed receptacle to look inside; find the object X and take it"
+    les = lessons.generic_lessons(GOAL, COOL, ["open diningtable 1", "take apple 1 from diningtable 1",
+                                               "cool apple 1 with fridge 1", "move apple 1 to diningtable 1"], True, priors)
+    assert les["action_lesson"].startswith("open a closed receptacle to look inside; find the object X and take it")
+    # a TextWorld quest names no object: the demo falls back on the episode-level lessons
+    tw = [("go east", "You are in the kitchen."), ("take apple from table", "You take the apple.")]
+    d = parse_distil(distil_demonstration("Eat the apple.", "tw-cooking", tw, False, priors=priors)[-1]["content"]).distil
+    assert d is not None and "X" not in d.action_lesson.split()
+    assert d.action_lesson == parse_distil(distil_demonstration("Eat the apple.", "tw-cooking", tw, False)[-1]["content"]
+                                           ).distil.action_lesson
+    with pytest.raises(ValueError, match="need a goal object"):
+        lessons.generic_lessons("Eat the apple.", "tw-cooking", ["eat apple"], False, priors)

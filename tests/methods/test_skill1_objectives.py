@@ -164,3 +164,6 @@ def test_kl_objectives_puts_the_kl_term_on_the_named_objectives_only():
     c.rl.kl_objectives = "util,distill"
     with pytest.raises(ValueError, match=r"unknown objective\(s\) \['distill'\]"):
         obj_lib.objective_configs(c)
+    c.rl.kl_objectives = " "
+    with pytest.raises(ValueError, match="kl_objectives is empty"):
+        obj_lib.objective_configs(c)

@@ -135,3 +135,33 @@ def test_generic_level_reaches_the_distil_rerank_and_play_skill_demos():
     skill = sft_data.skill_assignments(TASKS, RECS, 1.0, 0.0, 0, 30, priors)["c0"][1]
     assert skill.startswith("Use for cooling") and "look for X where such objects usually are (countertop)" in skill
     assert sft_data.skill_assignments(TASKS, RECS, 1.0, 0.0, 0, 30)["c0"][1] != skill   # episode level differs
+
+
+def test_sft_stage_passes_the_generic_level_on_and_refuses_an_unknown_one(monkeypatch):
+    import types
+
+    from skillax.config_defaults import skill1
+    from skillax.methods.common import sft_warmstart
+    from skillax.methods.skill1 import loop
+
+    seen = {}
+
+    def fake_warmstart(engine, cfg, tasks, pool=None, skills_for=None, extra_transcripts=()):
+        seen["extra"], seen["skills_for"] = list(extra_transcripts), skills_for
+        return {"updates": 0}
+
+    monkeypatch.setattr(sft_warmstart, "play_sft_warmstart", fake_warmstart)
+    monkeypatch.setattr(sft_data, "won_records", lambda tasks: dict(RECS))
+    c = skill1()
+    c.sft.n_tasks, c.sft.distil_demos, c.sft.skill_fraction, c.sft.irrelevant_fraction = 4, True, 1.0, 0.0
+    c.sft.distil_level = "generic"
+    pool = types.SimpleNamespace(n_workers=1)
+    loop.sft_stage(None, c, TASKS, pool)
+    assert '"action_lesson": "find the object X and take it; cool X with the fridge"' in seen["extra"][0][-1]["content"]
+    assert "look for X where such objects usually are" in seen["skills_for"](TASKS[0])[0]
+    c.sft.distil_level = "episode"
+    loop.sft_stage(None, c, TASKS, pool)
+    assert '"action_lesson": "take the apple from the countertop; cool the apple with the fridge"' in seen["extra"][0][-1]["content"]
+    c.sft.distil_level = "type"
+    with pytest.raises(ValueError, match="sft.distil_level must be 'episode' or 'generic'"):
+        loop.sft_stage(None, c, TASKS, pool)

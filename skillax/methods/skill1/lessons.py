@@ -110,6 +110,11 @@ def abstract_action(action: str) -> tuple[str, str]:
     return verb, f"{verb} the {rest}"
 
 
+def _dedupe_all(xs: Sequence[str]) -> list[str]:
+    """``xs`` without repeats, first occurrence kept."""
+    return list(dict.fromkeys(xs))
+
+
 def _dedupe(xs: Sequence[str]) -> list[str]:
     out: list[str] = []
     for x in xs:
@@ -203,11 +208,18 @@ def generic_lessons(goal: str, family: str, actions: Sequence[str], won: bool, p
     ``"find the object X and take it; heat X with the microwave; put X in/on the target Y"``
     and the navigation lesson ``"look for X where such objects usually are (countertop,
     fridge, diningtable, cabinet); then go to the microwave, then to Y"``. ``priors``:
-    :func:`location_priors` (the object's list, else its task type's). No instance numbers and
-    no object or receptacle name but in the description head's example goal.
+    :func:`location_priors`; the likely places are the object's list, filled up to 4 from its
+    task type's (an object seen in one or two train games has a one-place list). No instance
+    numbers; the goal object and the target are never named in the lessons (X, Y), other
+    objects, appliances and places the episode went to are named by type, and the likely
+    places may include the target's type. The description head keeps its example goal
+    (:func:`description_head`), which retrieval embeds. Raises ValueError when the goal names
+    no object (TextWorld quests: use :func:`lessons`).
     """
     g = goal_parts(goal, family)
     obj, rec = g["object"], g["receptacle"]
+    if not obj:
+        raise ValueError(f"generic lessons need a goal object; {goal!r} ({family}) names none")
 
     def sub(name: str) -> str:
         return "X" if obj and name == obj else "Y" if rec and name == rec else f"the {name}"
@@ -218,7 +230,7 @@ def generic_lessons(goal: str, family: str, actions: Sequence[str], won: bool, p
         k, t = abstract_action(a)
         if k == "take" and " from the " in t:
             o = t[len("take the "):].split(" from the ", 1)[0]
-            work.append("find the object X and take it" if not obj or o == obj else f"take the {o}")
+            work.append("find the object X and take it" if o == obj else f"take the {o}")
             taken = True
         elif k in ("cool", "heat", "clean", "slice") and " with the " in t:
             o, tool = t[len(k) + 5:].split(" with the ", 1)
@@ -228,12 +240,14 @@ def generic_lessons(goal: str, family: str, actions: Sequence[str], won: bool, p
             work.append(f"put {sub(o)} in/on " + ("the target Y" if rec and r == rec else f"the {r}" if r else "it"))
         elif k == "open":
             r = t[len("open the "):]
-            work.append("open Y if it is closed" if rec and r == rec
-                        else f"open the {r}" if taken else "open a closed receptacle to look inside")
+            # before the take an open is a search (even of the target's type); after it, a step
+            work.append("open a closed receptacle to look inside" if not taken
+                        else "open Y if it is closed" if rec and r == rec else f"open the {r}")
         elif k == "use":
-            work.append(f"{t} while holding X")
+            work.append(f"{t} while holding X" if taken else t)
     work = _dedupe(work)
-    where = (priors.get("object", {}).get(obj) or priors.get("task_type", {}).get(g["task_type"]) or [])
+    where = _dedupe_all(list(priors.get("object", {}).get(obj, []))
+                        + list(priors.get("task_type", {}).get(g["task_type"], [])))[:4]
     status = "completed" if won else "incomplete"
     first_take = next((i for i, a in enumerate(actions) if abstract_action(a)[0] == "take"), None)
     after = []

@@ -209,10 +209,7 @@ def sft_stage(engine, cfg, train_tasks, pool) -> dict:
     max_steps = int(cfg.env.max_steps)
     reranks = bool(s.get("rerank_demos", False))
     records = sft_data.won_records(tasks) if (demos or queries or reranks or fraction > 0) else {}
-    level = str(s.get("distil_level", "episode"))
-    if level not in ("episode", "generic"):
-        raise ValueError(f"sft.distil_level must be 'episode' or 'generic', got {level!r}")
-    priors = sft_data.location_priors(tasks, records) if level == "generic" else None
+    priors = sft_data.priors_for(cfg, tasks, records)
     assign = sft_data.skill_assignments(tasks, records, fraction, float(s.get("irrelevant_fraction", 0.25)),
                                         int(cfg.seed), max_steps, priors) if fraction > 0 else {}
     extra = sft_data.extra_transcripts(tasks, records, distil_demos=demos, query_demos=queries, max_steps=max_steps,

@@ -95,8 +95,11 @@ def objective_configs(cfg) -> dict[str, ObjectiveConfig]:
 def kl_objectives(rl) -> frozenset[str]:
     """The objectives whose loss carries ``rl.kl_coef`` (``rl.kl_objectives``, a comma list;
     default "util": the play objective only, as before the option existed). Raises ValueError
-    for a name not in :data:`OBJECTIVES`."""
+    for a name not in :data:`OBJECTIVES` or an empty list."""
     names = frozenset(x.strip() for x in str(rl.get("kl_objectives", "util")).split(",") if x.strip())
+    if not names:
+        raise ValueError("rl.kl_objectives is empty: name at least one objective (default 'util'); "
+                         "rl.kl_coef=0 turns the KL off")
     bad = sorted(names - set(OBJECTIVES))
     if bad:
         raise ValueError(f"rl.kl_objectives names unknown objective(s) {bad}; choose from {OBJECTIVES}")

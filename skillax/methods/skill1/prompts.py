@@ -137,15 +137,18 @@ def distil_demonstration(goal: str, family: str, steps: Sequence[tuple[str, str]
     (tested with the SmolLM2 tokenizer). It parses with ``skills.parsers.parse_distil``.
     ``priors`` (``sft.distil_level="generic"``): the lessons name the goal object X and the
     target Y and say where such objects usually are (``lessons.generic_lessons`` with these
-    ``lessons.location_priors``); None: ``lessons.lessons``.
+    ``lessons.location_priors``); None, or a goal that names no object (TextWorld):
+    ``lessons.lessons``.
     """
     import json
 
-    from skillax.methods.skill1.lessons import generic_lessons, lessons
+    from skillax.methods.skill1.lessons import generic_lessons, goal_parts, lessons
 
     acts = [a for a, _ in steps]
-    les = lessons(goal, family, acts, [o for _, o in steps], won) if priors is None \
-        else generic_lessons(goal, family, acts, won, priors)
+    if priors is None or not goal_parts(goal, family)["object"]:   # a goal without an object: episode level
+        les = lessons(goal, family, acts, [o for _, o in steps], won)
+    else:
+        les = generic_lessons(goal, family, acts, won, priors)
     obj = {"subtasks": les["subtasks"], "task_success": bool(won), "action_lesson": les["action_lesson"],
            "navigation_lesson": les["navigation_lesson"], "description_head": les["description_head"]}
     body = json.dumps(obj, ensure_ascii=False)

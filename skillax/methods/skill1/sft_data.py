@@ -61,6 +61,15 @@ def demo_skill(task: Task, rec, max_steps: int, max_chars: int = prompts.DISTIL_
     return prompts.skill_text(*demo_record(task, rec, max_steps, max_chars, priors))
 
 
+def priors_for(cfg, tasks: Sequence[Task], records: dict) -> dict | None:
+    """The location table the demos of ``cfg.sft.distil_level`` need: None for "episode" (the
+    default), :func:`location_priors` of ``tasks`` for "generic". Raises ValueError otherwise."""
+    level = str(cfg.sft.get("distil_level", "episode"))
+    if level not in ("episode", "generic"):
+        raise ValueError(f"sft.distil_level must be 'episode' or 'generic', got {level!r}")
+    return location_priors(tasks, records) if level == "generic" else None
+
+
 def location_priors(tasks: Sequence[Task], records: dict) -> dict:
     """``sft.distil_level="generic"``: where each goal object (and each task type's) was found
     in the won expert episodes of ``tasks`` (``lessons.location_priors``)."""

@@ -110,11 +110,6 @@ def abstract_action(action: str) -> tuple[str, str]:
     return verb, f"{verb} the {rest}"
 
 
-def _dedupe_all(xs: Sequence[str]) -> list[str]:
-    """``xs`` without repeats, first occurrence kept."""
-    return list(dict.fromkeys(xs))
-
-
 def _dedupe(xs: Sequence[str]) -> list[str]:
     out: list[str] = []
     for x in xs:
@@ -222,12 +217,12 @@ def generic_lessons(goal: str, family: str, actions: Sequence[str], won: bool, p
         raise ValueError(f"generic lessons need a goal object; {goal!r} ({family}) names none")
 
     def sub(name: str) -> str:
-        return "X" if obj and name == obj else "Y" if rec and name == rec else f"the {name}"
+        return "X" if name == obj else "Y" if rec and name == rec else f"the {name}"
 
+    kinds = [abstract_action(a) for a in actions]
     work: list[str] = []
     taken = False
-    for a in actions:
-        k, t = abstract_action(a)
+    for k, t in kinds:
         if k == "take" and " from the " in t:
             o = t[len("take the "):].split(" from the ", 1)[0]
             work.append("find the object X and take it" if o == obj else f"take the {o}")
@@ -246,14 +241,14 @@ def generic_lessons(goal: str, family: str, actions: Sequence[str], won: bool, p
         elif k == "use":
             work.append(f"{t} while holding X" if taken else t)
     work = _dedupe(work)
-    where = _dedupe_all(list(priors.get("object", {}).get(obj, []))
-                        + list(priors.get("task_type", {}).get(g["task_type"], [])))[:4]
+    where = list(dict.fromkeys([*priors.get("object", {}).get(obj, []),
+                                *priors.get("task_type", {}).get(g["task_type"], [])]))[:4]
     status = "completed" if won else "incomplete"
-    first_take = next((i for i, a in enumerate(actions) if abstract_action(a)[0] == "take"), None)
+    first_take = next((i for i, (k, _) in enumerate(kinds) if k == "take"), None)
     after = []
     if first_take is not None:
         after = _dedupe([("to Y" if rec and t == f"to the {rec}" else t)
-                         for k, t in map(abstract_action, actions[first_take + 1:]) if k == "go"])
+                         for k, t in kinds[first_take + 1:] if k == "go"])
     nav = [f"look for X where such objects usually are ({', '.join(where)})" if where else "look for X"]
     if after:
         nav.append("then go " + ", then ".join(after[:4]))

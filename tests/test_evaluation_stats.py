@@ -87,6 +87,31 @@ def test_paired_delta_joins_on_task_id():
     assert paired_delta(base, arm[:-1], require_same_games=False)["n"] == 9
 
 
+def test_pooled_paired_delta_hand_values():
+    from skillax.evaluation import pooled_paired_delta
+    # run 1: arm wins g1 only (delta +0.5 on 2 games); run 2: both arms lose both games (0).
+    r1 = ([_rec(0, False), _rec(1, False)], [_rec(0, False), _rec(1, True)])
+    r2 = ([_rec(0, False), _rec(1, False)], [_rec(1, False), _rec(0, False)])
+    out = pooled_paired_delta([r1, r2], n_boot=2000)
+    # per-game means: baseline (0, 0), arm (0, 0.5) -> delta 0.25; bootstrap of [0, 0.5] spans [0, 0.5]
+    assert out["runs"] == 2 and out["n"] == 2 and out["delta"] == pytest.approx(0.25)
+    assert out["per_run"] == [pytest.approx(0.5), pytest.approx(0.0)]
+    assert out["arm_only"] == 1 and out["baseline_only"] == 0 and out["mcnemar_p"] == 1.0
+    assert out["delta_ci95"] == [pytest.approx(0.0), pytest.approx(0.5)]
+    # one run equals paired_delta's point estimate and counts
+    one = pooled_paired_delta([r1], n_boot=2000)
+    ref = paired_delta(*r1, n_boot=2000)
+    assert one["delta"] == ref["delta"] and one["arm_only"] == ref["arm_only"]
+    with pytest.raises(ValueError, match="at least one"):
+        pooled_paired_delta([])
+    with pytest.raises(ValueError, match="different games"):
+        pooled_paired_delta([(r1[0], r1[1][:1])])
+    with pytest.raises(ValueError, match="other games than run 0"):
+        pooled_paired_delta([r1, ([_rec(2, False)], [_rec(2, True)])])
+    with pytest.raises(ValueError, match="duplicate task_id"):
+        pooled_paired_delta([(r1[0] + r1[0][:1], r1[1])])
+
+
 def test_records_round_trip_and_bad_files(tmp_path):
     recs = [_rec(0, True), _rec(1, False, "pick_two_obj_and_place")]
     p = write_records(tmp_path / "eval" / "with__valid_unseen.jsonl", recs)

@@ -155,3 +155,49 @@ def test_rerank_probe_scores_own_type_first_top_cosine_and_parse_failures():
     assert (r["n"], r["own_first"], r["first_shown_first"], r["own_first_parsed"]) == (2, 0.5, 0.5, 0.5)
     with pytest.raises(ValueError):
         mod.score(rows, texts[:3], skills)   # one answer per row
+
+
+def test_pool_games_pools_seeds_game_by_game_and_refuses_bad_pairs(tmp_path):
+    import importlib.util
+    import json
+    import pathlib
+
+    import pytest
+
+    from skillax.evaluation import EpisodeRecord, write_records
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks/learning/pool_games.py"
+    spec = importlib.util.spec_from_file_location("pool_games", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    def write(arm, cond, wins):
+        recs = [EpisodeRecord(task_id=f"valid_unseen/g{i}", split="valid_unseen", task_type="pick_and_place_simple",
+                              won=w, steps=5) for i, w in enumerate(wins)]
+        (tmp_path / arm / "eval").mkdir(parents=True, exist_ok=True)
+        write_records(tmp_path / arm / "eval" / f"{cond}__valid_unseen.jsonl", recs)
+
+    write("full", "without_library", [False, False, True, False])
+    write("full", "with_library", [True, False, True, False])      # seed 0: +1 game of 4
+    write("full1", "without_library", [False, True, False, False])
+    write("full1", "with_library", [True, True, False, True])      # seed 1: +2 games of 4
+    pairs = [f"{tmp_path}/full:without_library={tmp_path}/full:with_library",
+             f"{tmp_path}/full1:without_library={tmp_path}/full1:with_library"]
+    out = mod.pooled_lines(pairs, ["valid_unseen"], "pooled", "skill1", "d", "cmd")
+    # per-game means: base (0, .5, .5, 0), arm (1, .5, .5, .5) -> delta (1 + .5) / 4 = 0.375
+    assert len(out) == 1 and out[0]["runs"] == 2 and out[0]["n"] == 4
+    assert out[0]["delta"] == pytest.approx(0.375) and out[0]["per_run"] == [pytest.approx(0.25), pytest.approx(0.5)]
+    assert out[0]["arm_only"] == 3 and out[0]["baseline_only"] == 0
+    f = tmp_path / "summary.jsonl"
+    f.write_text(json.dumps({"comparison": "other", "delta": 0.0}) + "\n")
+    for _ in range(2):                                              # replaces its own lines, keeps the rest
+        mod.main(sum((["--pair", p] for p in pairs), []) + ["--splits", "valid_unseen", "--name", "pooled",
+                                                           "--summary", str(f), "--write"])
+    got = [json.loads(x) for x in f.read_text().splitlines()]
+    assert [g["comparison"] for g in got] == ["other", "pooled"]
+    with pytest.raises(FileNotFoundError, match="valid_seen"):
+        mod.pooled_lines(pairs, ["valid_seen"], "p", "skill1", "d", "cmd")
+    with pytest.raises(ValueError, match="BASE=ARM"):
+        mod.pooled_lines([pairs[0].replace("=", ",")], ["valid_unseen"], "p", "skill1", "d", "cmd")
+    with pytest.raises(ValueError, match="ARM_FOLDER:CONDITION"):
+        mod.pooled_lines([f"{tmp_path}/full={tmp_path}/full:with_library"], ["valid_unseen"], "p", "skill1", "d", "cmd")

@@ -300,6 +300,9 @@ elif [ "$part" = launch ]; then
     selected $n || continue   # ONLY=prefix / SKIP="name ...": start only those arms
     extra=""
     case $n in *sft) ;; *) extra="--config.train_until_file=$L/deadline --config.max_train_minutes=${RL_MINUTES:-20}";; esac
+    # RL_STEPS=N: the RL arms stop after N steps as well (the protocol's "same number of RL steps"
+    # for a method's arms; campaign 13). Arms that set their own --config.steps (sft, the bound) keep it.
+    case " $ov " in *" --config.steps="*) ;; *) [ -n "${RL_STEPS:-}" ] && extra="$extra --config.steps=$RL_STEPS";; esac
     case " $ov " in *" --config.model.sampler_memory_gb="*) ;;   # the arm's own sampler budget wins
       *) extra="$extra --config.model.sampler_memory_gb=$SAMPLER_GB";; esac
     read -r -a args <<< "$ov $extra"          # one word per override; quoted into the arm's script

@@ -8,4 +8,4 @@
 
 from skillax.evaluation.records import EpisodeRecord, read_records, write_records  # noqa: F401
 from skillax.evaluation.stats import (  # noqa: F401
-    paired_bootstrap, paired_delta, paired_steps, seed_spread, summarize, wilson_interval)
+    paired_bootstrap, paired_delta, paired_steps, pooled_paired_delta, seed_spread, summarize, wilson_interval)

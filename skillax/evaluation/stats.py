@@ -6,6 +6,8 @@
   games with replacement; both arms keep their outcome on each resampled game).
 * :func:`paired_delta` -- joins two arms' records on ``task_id`` and reports the difference,
   its bootstrap interval, the discordant counts and McNemar's exact two-sided p-value.
+* :func:`pooled_paired_delta` -- the same difference pooled over runs (seeds) that played the
+  same games: per-game mean over runs, bootstrap over games.
 * :func:`paired_steps` -- the same pairing for episode length: whether the skills change *how*
   a reader plays (all games, a loss counting its cap, and the games won in both arms).
 * :func:`seed_spread` -- the mean of per-seed paired differences with a Student-t 95 %
@@ -103,6 +105,52 @@ def paired_delta(baseline: Sequence[EpisodeRecord], arm: Sequence[EpisodeRecord]
     a_only = sum(1 for x, y in zip(ya, yb) if x > y)
     return {"n": len(common), "delta": delta, "delta_ci95": [ci[0], ci[1]], "arm_only": b_only,
             "baseline_only": a_only, "mcnemar_p": mcnemar_exact_p(b_only, a_only)}
+
+
+def pooled_paired_delta(pairs: Sequence[tuple[Sequence[EpisodeRecord], Sequence[EpisodeRecord]]],
+                        n_boot: int = 10000, seed: int = 0) -> dict:
+    """Success of arm minus baseline pooled over runs (seeds) that evaluated the same games.
+
+    Args: pairs: one (baseline records, arm records) per run, e.g. seed k's full arm without and
+    with its library. Every run must pair the same games (the protocol's held-out split).
+    For each game the per-run outcomes are averaged (a game's mean success over the k runs);
+    the interval is the paired percentile bootstrap over games of those means -- a cluster
+    bootstrap with the game as the unit, since a game's runs are not independent of each other.
+    This is the game-level counterpart of :func:`seed_spread` (runs as the unit): it answers
+    "on these games, does the change help on average over the seeds", not "would another seed".
+
+    Returns {"runs", "n" (games), "delta", "delta_ci95", "arm_only", "baseline_only" (discordant
+    (run, game) pairs summed over runs), "mcnemar_p" (of those sums; treats the pairs as
+    independent, so it is optimistic where a game's runs agree), "per_run": [delta per run]}.
+    Example: run 1 wins game g1 only with the arm, run 2 loses both games under both ->
+    per-game means (0, 0) vs (0.5, 0), delta 0.25. Ours (issue 18, campaign 12). Raises
+    ValueError for no runs, a repeated game within a run or runs that evaluated other games.
+    """
+    if not pairs:
+        raise ValueError("pooled_paired_delta needs at least one (baseline, arm) run")
+    games = None
+    ya, yb, per_run, b_only, a_only = {}, {}, [], 0, 0
+    for k, (baseline, arm) in enumerate(pairs):
+        a, b = _by_id(baseline), _by_id(arm)
+        if set(a) != set(b):
+            raise ValueError(f"run {k}: its two arms evaluated different games (e.g. {sorted(set(a) ^ set(b))[:3]})")
+        if games is None:
+            games = set(a)
+        elif set(a) != games:
+            raise ValueError(f"run {k} evaluated other games than run 0 (e.g. {sorted(set(a) ^ games)[:3]})")
+        if not a:
+            raise ValueError(f"run {k} has no games")
+        for i in a:
+            ya[i] = ya.get(i, 0.0) + float(a[i].won)
+            yb[i] = yb.get(i, 0.0) + float(b[i].won)
+        per_run.append(sum(float(b[i].won) - float(a[i].won) for i in a) / len(a))
+        b_only += sum(1 for i in a if b[i].won and not a[i].won)
+        a_only += sum(1 for i in a if a[i].won and not b[i].won)
+    ids = sorted(games)
+    k = len(pairs)
+    delta, ci = paired_bootstrap([ya[i] / k for i in ids], [yb[i] / k for i in ids], n_boot=n_boot, seed=seed)
+    return {"runs": k, "n": len(ids), "delta": delta, "delta_ci95": [ci[0], ci[1]], "arm_only": b_only,
+            "baseline_only": a_only, "mcnemar_p": mcnemar_exact_p(b_only, a_only), "per_run": per_run}
 
 
 def paired_steps(baseline: Sequence[EpisodeRecord], arm: Sequence[EpisodeRecord], cap: int,

@@ -104,6 +104,8 @@ def test_pooled_paired_delta_hand_values():
     assert one["delta"] == ref["delta"] and one["arm_only"] == ref["arm_only"]
     with pytest.raises(ValueError, match="at least one"):
         pooled_paired_delta([])
+    with pytest.raises(ValueError, match="n_boot"):
+        pooled_paired_delta([r1], n_boot=0)
     with pytest.raises(ValueError, match="different games"):
         pooled_paired_delta([(r1[0], r1[1][:1])])
     with pytest.raises(ValueError, match="other games than run 0"):

@@ -188,6 +188,10 @@ def test_pool_games_pools_seeds_game_by_game_and_refuses_bad_pairs(tmp_path):
     assert len(out) == 1 and out[0]["runs"] == 2 and out[0]["n"] == 4
     assert out[0]["delta"] == pytest.approx(0.375) and out[0]["per_run"] == [pytest.approx(0.25), pytest.approx(0.5)]
     assert out[0]["arm_only"] == 3 and out[0]["baseline_only"] == 0
+    # bootstrap over 4 games of per-game deltas (1, 0, 0, .5): a resample is all zeros with p = 1/16 > 2.5 %,
+    # so lo = 0; the 97.5 % quantile lies between the estimate and 0.75 (p(mean >= 0.875) < 2.5 %)
+    lo, hi = out[0]["delta_ci95"]
+    assert lo == 0.0 and 0.375 <= hi <= 0.75
     f = tmp_path / "summary.jsonl"
     f.write_text(json.dumps({"comparison": "other", "delta": 0.0}) + "\n")
     for _ in range(2):                                              # replaces its own lines, keeps the rest
@@ -195,6 +199,11 @@ def test_pool_games_pools_seeds_game_by_game_and_refuses_bad_pairs(tmp_path):
                                                            "--summary", str(f), "--write"])
     got = [json.loads(x) for x in f.read_text().splitlines()]
     assert [g["comparison"] for g in got] == ["other", "pooled"]
+    assert got[1]["delta"] == pytest.approx(0.375) and got[1]["pairs"] == pairs and got[1]["runs"] == 2
+    fresh = tmp_path / "new" / "summary.jsonl"                       # --write starts a missing summary
+    fresh.parent.mkdir()
+    mod.main(["--pair", pairs[0], "--splits", "valid_unseen", "--name", "one", "--summary", str(fresh), "--write"])
+    assert json.loads(fresh.read_text())["delta"] == pytest.approx(0.25)
     with pytest.raises(FileNotFoundError, match="valid_seen"):
         mod.pooled_lines(pairs, ["valid_seen"], "p", "skill1", "d", "cmd")
     with pytest.raises(ValueError, match="BASE=ARM"):

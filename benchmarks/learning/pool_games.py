@@ -85,7 +85,7 @@ def main(argv=None) -> int:
               f"{x['delta']:+.3f} [{x['delta_ci95'][0]:+.3f}, {x['delta_ci95'][1]:+.3f}], "
               f"{x['arm_only']} / {x['baseline_only']} discordant, p = {x['mcnemar_p']:.3f}")
     if a.write:
-        raw = [r for r in a.summary.read_text().splitlines() if r.strip()]
+        raw = [r for r in a.summary.read_text().splitlines() if r.strip()] if a.summary.is_file() else []
         kept = [r for r in raw if json.loads(r).get("comparison") != a.name]
         a.summary.write_text("".join(r + "\n" for r in kept) + "".join(json.dumps(x, sort_keys=True) + "\n"
                                                                       for x in lines))

@@ -113,6 +113,7 @@ def pooled_paired_delta(pairs: Sequence[tuple[Sequence[EpisodeRecord], Sequence[
 
     Args: pairs: one (baseline records, arm records) per run, e.g. seed k's full arm without and
     with its library. Every run must pair the same games (the protocol's held-out split).
+    n_boot: bootstrap resamples (>= 1); seed: the resampling RNG's seed.
     For each game the per-run outcomes are averaged (a game's mean success over the k runs);
     the interval is the paired percentile bootstrap over games of those means -- a cluster
     bootstrap with the game as the unit, since a game's runs are not independent of each other.
@@ -123,29 +124,32 @@ def pooled_paired_delta(pairs: Sequence[tuple[Sequence[EpisodeRecord], Sequence[
     (run, game) pairs summed over runs), "mcnemar_p" (of those sums; treats the pairs as
     independent, so it is optimistic where a game's runs agree), "per_run": [delta per run]}.
     Example: run 1 wins game g1 only with the arm, run 2 loses both games under both ->
-    per-game means (0, 0) vs (0.5, 0), delta 0.25. Ours (issue 18, campaign 12). Raises
-    ValueError for no runs, a repeated game within a run or runs that evaluated other games.
+    per-game means (g0, g1) baseline (0, 0), arm (0, 0.5), delta 0.25. Ours (issue 18, campaign 12). Raises
+    ValueError for no runs, n_boot < 1, a repeated game within a run or runs that evaluated other
+    games.
     """
     if not pairs:
         raise ValueError("pooled_paired_delta needs at least one (baseline, arm) run")
+    if int(n_boot) < 1:
+        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
     games = None
     ya, yb, per_run, b_only, a_only = {}, {}, [], 0, 0
     for k, (baseline, arm) in enumerate(pairs):
-        a, b = _by_id(baseline), _by_id(arm)
-        if set(a) != set(b):
-            raise ValueError(f"run {k}: its two arms evaluated different games (e.g. {sorted(set(a) ^ set(b))[:3]})")
+        base, alt = _by_id(baseline), _by_id(arm)
+        if set(base) != set(alt):
+            raise ValueError(f"run {k}: its two arms evaluated different games (e.g. {sorted(set(base) ^ set(alt))[:3]})")
         if games is None:
-            games = set(a)
-        elif set(a) != games:
-            raise ValueError(f"run {k} evaluated other games than run 0 (e.g. {sorted(set(a) ^ games)[:3]})")
-        if not a:
+            games = set(base)
+        elif set(base) != games:
+            raise ValueError(f"run {k} evaluated other games than run 0 (e.g. {sorted(set(base) ^ games)[:3]})")
+        if not base:
             raise ValueError(f"run {k} has no games")
-        for i in a:
-            ya[i] = ya.get(i, 0.0) + float(a[i].won)
-            yb[i] = yb.get(i, 0.0) + float(b[i].won)
-        per_run.append(sum(float(b[i].won) - float(a[i].won) for i in a) / len(a))
-        b_only += sum(1 for i in a if b[i].won and not a[i].won)
-        a_only += sum(1 for i in a if a[i].won and not b[i].won)
+        for i in base:
+            ya[i] = ya.get(i, 0.0) + float(base[i].won)
+            yb[i] = yb.get(i, 0.0) + float(alt[i].won)
+        per_run.append(sum(float(alt[i].won) - float(base[i].won) for i in base) / len(base))
+        b_only += sum(1 for i in base if alt[i].won and not base[i].won)      # won only by the arm
+        a_only += sum(1 for i in base if base[i].won and not alt[i].won)     # won only by the baseline
     ids = sorted(games)
     k = len(pairs)
     delta, ci = paired_bootstrap([ya[i] / k for i in ids], [yb[i] / k for i in ids], n_boot=n_boot, seed=seed)

@@ -83,7 +83,8 @@ def main(argv=None) -> int:
     for x in lines:
         print(f"{x['split']}: {x['runs']} runs x {x['n']} games, per run {[round(d, 3) for d in x['per_run']]} -> "
               f"{x['delta']:+.3f} [{x['delta_ci95'][0]:+.3f}, {x['delta_ci95'][1]:+.3f}], "
-              f"{x['arm_only']} / {x['baseline_only']} discordant, p = {x['mcnemar_p']:.3f}")
+              f"{x['arm_only']} / {x['baseline_only']} discordant (seed, game) pairs, McNemar p = {x['mcnemar_p']:.3f} "
+              f"(optimistic: a game's seeds counted as independent)")
     if a.write:
         raw = [r for r in a.summary.read_text().splitlines() if r.strip()] if a.summary.is_file() else []
         kept = [r for r in raw if json.loads(r).get("comparison") != a.name]

@@ -22,6 +22,7 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
 from skillax.evaluation import paired_steps, read_records  # noqa: E402
+from skillax.methods.common.eval_io import condition_path  # noqa: E402
 
 
 def _round(v):
@@ -46,7 +47,7 @@ def main(argv=None) -> int:
     for run in sorted(p for p in a.campaign.iterdir() if (p / "eval").is_dir()):
         for f in sorted((run / "eval").glob(f"{a.baseline}__*.jsonl")):
             split = f.stem.split("__", 1)[1]
-            g = run / "eval" / f"{a.arm}__{split}.jsonl"
+            g = condition_path(run, a.arm, split)
             if not g.exists():
                 continue
             st = paired_steps(read_records(f), read_records(g), a.cap)

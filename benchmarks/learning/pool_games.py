@@ -29,6 +29,7 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
 from skillax.evaluation import pooled_paired_delta, read_records  # noqa: E402
+from skillax.methods.common.eval_io import condition_path  # noqa: E402
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
@@ -42,7 +43,7 @@ def parse_side(text: str) -> tuple[pathlib.Path, str]:
 
 
 def eval_file(side: tuple[pathlib.Path, str], split: str) -> pathlib.Path:
-    f = side[0] / "eval" / f"{side[1]}__{split}.jsonl"
+    f = condition_path(side[0], side[1], split)
     if not f.is_file():
         raise FileNotFoundError(f"no evaluation file {f}")
     return f

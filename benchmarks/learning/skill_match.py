@@ -67,13 +67,14 @@ def match_table(arm: pathlib.Path, split: str, without_arm: pathlib.Path | None 
     success difference on the group's games with its bootstrap 95 % interval
     (``skillax.evaluation.stats.paired_delta``)."""
     from skillax.evaluation import read_records
+    from skillax.methods.common.eval_io import condition_path
     from skillax.evaluation.stats import paired_delta
 
     lib = skill_types(arm)
     base = without_arm or arm
-    without = {r.task_id: r for r in read_records(base / "eval" / f"without_library__{split}.jsonl")}
+    without = {r.task_id: r for r in read_records(condition_path(base, "without_library", split))}
     groups = collections.defaultdict(list)
-    for r in read_records(arm / "eval" / f"with_library__{split}.jsonl"):
+    for r in read_records(condition_path(arm, "with_library", split)):
         cs = r.extras.get("chosen_skill")
         key = "none" if cs not in lib else ("match" if lib[cs] == r.task_type else "mismatch")
         groups[key].append((r, without[r.task_id]))

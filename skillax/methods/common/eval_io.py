@@ -29,6 +29,12 @@ def eval_splits(cfg) -> tuple[str, ...]:
     return tuple(str(x) for x in s)
 
 
+def condition_path(workdir, condition: str, split: str) -> pathlib.Path:
+    """``<workdir>/eval/<condition>__<split>.jsonl``: where :func:`write_condition` writes one
+    (condition, split) and where the learning scripts (``benchmarks/learning``) read it."""
+    return pathlib.Path(workdir) / "eval" / f"{condition}__{split}.jsonl"
+
+
 def write_condition(workdir, condition: str, split: str, records: Sequence[EpisodeRecord]) -> dict:
     """Write the records of one (condition, split) and return their summary (with
     ``condition``, ``split`` and ``records`` = the file's path relative to ``workdir``). Only
@@ -36,7 +42,7 @@ def write_condition(workdir, condition: str, split: str, records: Sequence[Episo
     if not _NAME.match(condition):
         raise ValueError(f"condition name {condition!r} must be lowercase letters, digits and '_'")
     workdir = pathlib.Path(workdir)
-    path = workdir / "eval" / f"{condition}__{split}.jsonl"
+    path = condition_path(workdir, condition, split)
     if process.is_writer():                  # several processes: every one holds all records
         path = write_records(path, records)
     out = summarize(records)

@@ -210,3 +210,47 @@ def test_pool_games_pools_seeds_game_by_game_and_refuses_bad_pairs(tmp_path):
         mod.pooled_lines([pairs[0].replace("=", ",")], ["valid_unseen"], "p", "skill1", "d", "cmd")
     with pytest.raises(ValueError, match="ARM_FOLDER:CONDITION"):
         mod.pooled_lines([f"{tmp_path}/full={tmp_path}/full:with_library"], ["valid_unseen"], "p", "skill1", "d", "cmd")
+
+
+def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, capsys):
+    """learning.sh SKILL1_L1Z=1 (campaign 14): summarize.py pairs skill1_l1z with GRPO (with and
+    without its library), with itself, and with the full arm; the seed comes from config.json."""
+    import importlib.util
+    import pathlib
+
+    import pytest
+
+    from skillax.evaluation import EpisodeRecord, write_records
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks/learning/summarize.py"
+    spec = importlib.util.spec_from_file_location("summarize_learning", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+
+    def write(arm, cond, wins):
+        recs = [EpisodeRecord(task_id=f"valid_unseen/g{i}", split="valid_unseen", task_type="pick_and_place_simple",
+                              won=w, steps=5) for i, w in enumerate(wins)]
+        (tmp_path / "runs" / arm / "eval").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "runs" / arm / "config.json").write_text(json.dumps({"seed": 4}))
+        write_records(tmp_path / "runs" / arm / "eval" / f"{cond}__valid_unseen.jsonl", recs)
+
+    write("skill1_grpo", "without_library", [False, False, True, False])
+    write("skill1_full", "without_library", [False, False, False, False])
+    write("skill1_full", "with_library", [True, False, False, False])
+    write("skill1_l1z", "without_library", [True, True, True, False])
+    write("skill1_l1z", "with_library", [True, True, True, True])
+    assert mod.main([str(tmp_path / "runs"), "--out", str(tmp_path / "out"), "--date", "t"]) == 0
+    capsys.readouterr()
+    got = {x["comparison"]: x for x in map(json.loads, (tmp_path / "out/summary.jsonl").read_text().splitlines())
+           if "comparison" in x}
+    # hand-computed over the 4 paired games (arm - baseline successes / 4)
+    want = {"lambda1=0: full with library - GRPO w/o library": (0.75, 3, 0),
+            "lambda1=0: full with - without its library": (0.25, 1, 0),
+            "lambda1=0: full without library - GRPO w/o library": (0.5, 2, 0),
+            "lambda1=0 - lambda1=0.3, both full with library": (0.75, 3, 0),
+            "full without library - GRPO w/o library": (-0.25, 0, 1),
+            "headline: full with library - GRPO w/o library": (0.0, 1, 1)}
+    for name, (delta, arm_only, base_only) in want.items():
+        line = got[name]
+        assert line["delta"] == pytest.approx(delta), name
+        assert (line["arm_only"], line["baseline_only"], line["seed"], line["n"]) == (arm_only, base_only, 4, 4), name

@@ -162,6 +162,24 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
     MEM[skill1_hw]=0.11
     ARMS+=("skill1_hw|configs/skill1_alfworld_learning.py|--config.steps=0 --config.init_skills=${HW}_skill1 --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 --config.eval.ablate_retrieval=False --config.model.sampler_memory_gb=4 $X")
   fi
+  # SKILL1_L1Z=1 (campaign 14): skill1_l1z, the full arm with rl.lambda_rerank=0 -- the paper's
+  # "lambda1 = 0" ablation row (the policy still queries and reranks, the rerank tokens get no
+  # loss). In the full arms of campaigns 9-13 the update's gradient norm (before clipping) was
+  # 0.08-0.13 at step 0 (util + distil, no rerank tokens yet) and a median 0.2-7.1 over the later
+  # steps (0.6-7.1 since campaign 11's rerank demos; clipped at 1.0 in 20-21 of 22 steps in
+  # campaigns 12-13); the GRPO arms' median is 0.08-0.09. So the REINFORCE rerank term (no
+  # baseline, NDCG ~0.93, summed over the permutation's tokens) sets the direction of the full
+  # arm's update. This arm measures what that costs the play policy.
+  # Three RL arms + SFT: 0.26 of the H200 and 5 environment workers each. Not with SKILL1_SEEDS
+  # or SKILL1_BOUND (their memory plans assume the base arms' shares).
+  if [ "${SKILL1_L1Z:-0}" = 1 ]; then
+    if [ -n "${SKILL1_SEEDS:-}" ] || [ "${SKILL1_BOUND:-0}" = 1 ]; then
+      echo "SKILL1_L1Z=1 runs without SKILL1_SEEDS and SKILL1_BOUND (one memory plan)"; exit 2
+    fi
+    MEM[skill1_sft]=0.12; MEM[skill1_grpo]=0.26; MEM[skill1_full]=0.26; MEM[skill1_l1z]=0.26
+    ARMS=("${ARMS[@]//--config.env.workers=7/--config.env.workers=5}")
+    ARMS+=("skill1_l1z|configs/skill1_alfworld_learning.py|--config.rl.lambda_rerank=0 --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 $X")
+  fi
   # SKILL1_SEEDS="1 2": a grpo and a full arm per extra seed k in 1..9 (skill1_grpo<k>,
   # skill1_full<k>, with --config.seed=k; seed 0 is the base arms'), from the same warm start; all
   # RL arms then share 0.93 of the H200 less the SFT (and bound) arm equally, 4 environment

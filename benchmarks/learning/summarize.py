@@ -53,6 +53,9 @@ COMPARISONS = [
     ("skill1", "skill1_sft", "without_library", "skill1_grpo", "without_library", "GRPO w/o library - SFT only"),
     ("skill1", "skill1_sft", "without_library", "skill1_full", "without_library", "full without library - SFT only"),
     ("skill1", "skill1_sft", "without_library", "skill1_full", "with_library", "full with library - SFT only"),
+    # campaign 14: the full arm's play policy against GRPO's, both without a library
+    ("skill1", "skill1_grpo", "without_library", "skill1_full", "without_library",
+     "full without library - GRPO w/o library"),
     # learning.sh SKILL1_BOUND=1: the warm start with the hand-written skills as its library
     ("skill1", "skill1_hw", "without_library", "skill1_hw", "with_library",
      "hand-written skills - no library, SFT policy (upper bound)"),
@@ -60,6 +63,15 @@ COMPARISONS = [
     # same warm-start weights on the same games (eval.ablate_retrieval=False: half the eval time)
     ("skill1", "skill1_sft", "without_library", "skill1_hw", "with_library",
      "hand-written skills - SFT only, no library (upper bound; SFT arm as baseline)"),
+    # learning.sh SKILL1_L1Z=1 (campaign 14): the full arm with rl.lambda_rerank=0 (paper's "lambda1 = 0")
+    ("skill1", "skill1_grpo", "without_library", "skill1_l1z", "with_library",
+     "lambda1=0: full with library - GRPO w/o library"),
+    ("skill1", "skill1_l1z", "without_library", "skill1_l1z", "with_library",
+     "lambda1=0: full with - without its library"),
+    ("skill1", "skill1_grpo", "without_library", "skill1_l1z", "without_library",
+     "lambda1=0: full without library - GRPO w/o library"),
+    ("skill1", "skill1_full", "with_library", "skill1_l1z", "with_library",
+     "lambda1=0 - lambda1=0.3, both full with library"),
 ] + [c for k in range(1, 10) for c in (   # learning.sh SKILL1_SEEDS: grpo<k>/full<k> run with --config.seed=k
     ("skill1", f"skill1_grpo{k}", "without_library", f"skill1_full{k}", "with_library",
      f"seed {k}, headline: full with library - GRPO w/o library"),

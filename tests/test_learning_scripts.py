@@ -6,6 +6,28 @@ from __future__ import annotations
 import json
 
 
+def _script(name: str):
+    """benchmarks/learning/<name>.py loaded as a module."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / f"benchmarks/learning/{name}.py"
+    spec = importlib.util.spec_from_file_location(f"learning_{name}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _write_eval(arm_dir, cond: str, wins) -> None:
+    """One valid_unseen evaluation file, game i won iff wins[i] (all Pick games, 5 steps)."""
+    from skillax.evaluation import EpisodeRecord, write_records
+
+    recs = [EpisodeRecord(task_id=f"valid_unseen/g{i}", split="valid_unseen", task_type="pick_and_place_simple",
+                          won=w, steps=5) for i, w in enumerate(wins)]
+    (arm_dir / "eval").mkdir(parents=True, exist_ok=True)
+    write_records(arm_dir / "eval" / f"{cond}__valid_unseen.jsonl", recs)
+
+
 def test_skill_match_groups_episodes_by_the_chosen_skills_type(tmp_path):
     import importlib.util
     import pathlib
@@ -158,24 +180,10 @@ def test_rerank_probe_scores_own_type_first_top_cosine_and_parse_failures():
 
 
 def test_pool_games_pools_seeds_game_by_game_and_refuses_bad_pairs(tmp_path):
-    import importlib.util
-    import json
-    import pathlib
-
     import pytest
 
-    from skillax.evaluation import EpisodeRecord, write_records
-
-    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks/learning/pool_games.py"
-    spec = importlib.util.spec_from_file_location("pool_games", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-
-    def write(arm, cond, wins):
-        recs = [EpisodeRecord(task_id=f"valid_unseen/g{i}", split="valid_unseen", task_type="pick_and_place_simple",
-                              won=w, steps=5) for i, w in enumerate(wins)]
-        (tmp_path / arm / "eval").mkdir(parents=True, exist_ok=True)
-        write_records(tmp_path / arm / "eval" / f"{cond}__valid_unseen.jsonl", recs)
+    mod = _script("pool_games")
+    write = lambda arm, cond, wins: _write_eval(tmp_path / arm, cond, wins)  # noqa: E731
 
     write("full", "without_library", [False, False, True, False])
     write("full", "with_library", [True, False, True, False])      # seed 0: +1 game of 4
@@ -215,24 +223,13 @@ def test_pool_games_pools_seeds_game_by_game_and_refuses_bad_pairs(tmp_path):
 def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, capsys):
     """learning.sh SKILL1_L1Z=1 (campaign 14): summarize.py pairs skill1_l1z with GRPO (with and
     without its library), with itself, and with the full arm; the seed comes from config.json."""
-    import importlib.util
-    import pathlib
-
     import pytest
 
-    from skillax.evaluation import EpisodeRecord, write_records
-
-    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks/learning/summarize.py"
-    spec = importlib.util.spec_from_file_location("summarize_learning", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _script("summarize")
 
     def write(arm, cond, wins):
-        recs = [EpisodeRecord(task_id=f"valid_unseen/g{i}", split="valid_unseen", task_type="pick_and_place_simple",
-                              won=w, steps=5) for i, w in enumerate(wins)]
-        (tmp_path / "runs" / arm / "eval").mkdir(parents=True, exist_ok=True)
+        _write_eval(tmp_path / "runs" / arm, cond, wins)
         (tmp_path / "runs" / arm / "config.json").write_text(json.dumps({"seed": 4}))
-        write_records(tmp_path / "runs" / arm / "eval" / f"{cond}__valid_unseen.jsonl", recs)
 
     write("skill1_grpo", "without_library", [False, False, True, False])
     write("skill1_full", "without_library", [False, False, False, False])

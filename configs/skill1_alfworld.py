@@ -11,8 +11,9 @@ Ablation rows of the paper's ablation table (config_defaults.skill1 documents ea
   w/o Library   --config.ablation=no_library        lambda1 = 0   --config.rl.lambda_rerank=0
   lambda2 = 0   --config.rl.lambda_distil=0         lambda1 = lambda2 = 0: both.
 Paper behaviour by default, alternatives as switches: rl.distil_parse_fail = "zero" (released
-code) | "raw"; library.count_mode = "selected" (paper n(s)) | "retrieved"; the distil prompt
-renders the whole trajectory (rollout.distil_prompt_chars, middle elided beyond it).
+code) | "floor" (-1, ours) | "raw"; library.count_mode = "selected" (paper n(s)) | "retrieved";
+the distil prompt renders the whole trajectory (rollout.distil_prompt_chars, middle elided
+beyond it).
 
 Hyper-parameters (key, value here, source; seed = ../shared/seeds/002, the paper's summary;
 tests/test_paper_settings.py pins every line, value and source tag):

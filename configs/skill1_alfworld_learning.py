@@ -27,7 +27,8 @@ Settings and sources (paper = Skill1 paper; released = its launch script; ours =
   8 tasks x group 4 = 32 episodes per step (ours; paper 16 x 8); env.max_steps 30 train
   and eval (protocol; paper 50); K = 5, threshold 0.4, alpha 0.05, lambda1 = lambda2 = 0.3,
   history 2 (paper); n(s) = selections,
-  R_distill = 0 on a parse failure (issue 19 defaults); rollout temperature 1.0 (paper) --
+  R_distill = -1 on a parse failure (rl.distil_parse_fail = "floor", ours since campaign 14;
+  the paper config keeps the released code's 0); rollout temperature 1.0 (paper) --
   configs/skill1_alfworld_gpu.py kept the paper's 1.0 and its GPU run showed the SFT'd
   SmolLM2 at 1.0 emitting a valid <think>/<action> on every step (invalid-action rate 0.000)
   and winning 9-34 % of valid_train games, so the lower 0.6 of the CPU default (chosen after a
@@ -93,6 +94,10 @@ def get_config():
     # the run (per half 0.73 / 0.48, 0.81 / 0.33, 0.89 / 0.74); with rl.kl_coef > 0 (the campaigns'
     # command line) the anchor now holds distil too
     c.rl.kl_objectives = "util,distil"
+    # campaign 14: with "zero", a parse failure (R = 0) outranks a lost episode's parsed distil
+    # (r - max U < 0 once U exceeds the success rate) in its group; with lambda1 = 0 the parse
+    # rate fell from 0.94 to 0.16 by step 29. "floor" (-1) never ranks a failure higher.
+    c.rl.distil_parse_fail = "floor"
     c.sft.skill_fraction = 0.5
     c.sft.irrelevant_fraction = 0.25
     c.eval.n_tasks = 0             # every game of each split

@@ -237,7 +237,8 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
 
     Paper-default behaviour, with the alternative as a named switch (issue 19):
       rl.distil_parse_fail  "zero" (R_distill = 0 when the distil JSON does not parse; the
-                            released code's rule) | "raw" (r - max U regardless).
+                            released code's rule) | "floor" (-1, ours: a failure never outranks a
+                            parsed distil; campaign 14) | "raw" (r - max U regardless).
       library.count_mode    "selected" (n(s) counts selections as top-1: the paper's n(s),
                             used by eviction) | "retrieved" (all K candidates). The EMA on U
                             always updates all K retrieved (paper).

@@ -251,3 +251,29 @@ def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, ca
         line = got[name]
         assert line["delta"] == pytest.approx(delta), name
         assert (line["arm_only"], line["baseline_only"], line["seed"], line["n"]) == (arm_only, base_only, 4, 4), name
+
+
+def test_learning_sh_skill1_model_switch_names_the_allowed_policies(tmp_path):
+    """learning.sh SKILL1_MODEL (campaign 15): "qwen" is accepted (the arm table is built and the
+    status lists the Skill1 arms); another name stops with exit 2 and its message before anything
+    starts, as SKILL1_L1Z=1 with SKILL1_SEEDS does."""
+    import os
+    import pathlib
+    import subprocess
+
+    repo = pathlib.Path(__file__).resolve().parents[1]
+
+    def run(**env):
+        full = {**os.environ, "DRY": "1", "DRY_MODEL": str(tmp_path / "unused"), "ARMSET": "skill1",
+                "L": str(tmp_path / "L"), "OUT": str(tmp_path / "out"), **env}
+        return subprocess.run(["bash", "benchmarks/device/learning.sh", "deadline", "1"], cwd=repo, env=full,
+                              capture_output=True, text=True, timeout=60)
+
+    ok = run(SKILL1_MODEL="qwen")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert [line.split(":")[0] for line in ok.stdout.splitlines() if line.startswith("-- ")] == [
+        "-- skill1_sft", "-- skill1_grpo", "-- skill1_full"]
+    bad = run(SKILL1_MODEL="llama")
+    assert bad.returncode == 2 and "SKILL1_MODEL=llama: one of smol, qwen" in bad.stdout
+    both = run(SKILL1_L1Z="1", SKILL1_SEEDS="2")
+    assert both.returncode == 2 and "SKILL1_L1Z=1 runs without SKILL1_SEEDS" in both.stdout

@@ -146,6 +146,15 @@ fi
 if [ "${ARMSET:-smol}" = skill1 ]; then
   declare -A MEM=([skill1_sft]=0.14 [skill1_grpo]=0.30 [skill1_full]=0.32)
   X="--config.train.micro_batch=16 ${SKILL1_EXTRA:-}"
+  # SKILL1_MODEL=qwen (campaign 15): every Skill1 arm's policy is Qwen2.5-Coder-0.5B-Instruct
+  # (3.7x SmolLM2-135M's parameters; the Qwen kit calls, reader_bound.sh kit, go between `kit`
+  # and `launch`, as for ARMSET=qwen) instead of SmolLM2-135M: the reader bound was null for two
+  # 135M warm starts (campaigns 12-13), so no 135M library can reach the goal.
+  case ${SKILL1_MODEL:-smol} in
+    smol) ;;
+    qwen) X="$X --config.model.path=qwen2.5-coder-0.5b";;
+    *) echo "SKILL1_MODEL=$SKILL1_MODEL: one of smol, qwen"; exit 2;;
+  esac
   ARMS=(
     "skill1_sft|configs/skill1_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/skill1 --config.env.workers=4 $X"
     "skill1_grpo|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=7 $X"
@@ -303,7 +312,7 @@ elif [ "$part" = launch ]; then
   case ${DRY:-0}:${ARMSET:-smol} in 0:smol|0:reader)   # the SmolLM2 sampler-path check (passed in campaign 2)
     XLA_PYTHON_CLIENT_MEM_FRACTION=0.03 setsid nohup timeout 240 python3 benchmarks/device/gpu_check.py > $L/logs/gpu_check.log 2>&1 < /dev/null &
   esac
-  case ${ARMSET:-smol} in reader|qwen|search) join_qwen || exit 1;; esac
+  case ${ARMSET:-smol}:${SKILL1_MODEL:-smol} in reader:*|qwen:*|search:*|skill1:qwen) join_qwen || exit 1;; esac
   if [ "${ARMSET:-smol}" = reader ]; then start_reader || exit 1; fi
   [ "${DRY:-0}" = 1 ] || setsid nohup nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 15 > $L/logs/gpu.csv 2>&1 &
   # PREFETCH=N: plan the valid_train games the kit's cache lacks ONCE, on N worker processes, before

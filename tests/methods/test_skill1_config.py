@@ -79,6 +79,11 @@ def test_campaign9_overrides_and_the_bound_arm(tmp_path):
     assert (objs["util"].kl_coef, objs["util"].kl_estimator) == (0.05, "k3") and needs_reference(objs)
     assert objs["rerank"].kl_coef == 0.0 and objs["distil"].kl_coef == 0.05 and c.seed == 1
     assert c.sft.distil_level == "generic"
+    # campaign 14 on: a parse failure scores the distil reward's floor (-1) in the learning runs
+    from skillax.methods.skill1.loop import rollout_config
+    assert rollout_config(c).distil_parse_fail == "floor"
+    with pytest.raises(ValueError, match="distil_parse_fail"):
+        rollout_config(_parse(ARMS["full"] + RL_EXTRA + ["--config.rl.distil_parse_fail=never"]))
     hw = _parse(["--config.steps=0", "--config.init_skills=benchmarks/learning/handwritten_skills_skill1",
                  "--config.warmstart.load_dir=/tmp/ws", "--config.warmstart.wait_s=900"] + kl)
     lib = SkillLibrary(tmp_path / "library.sqlite")

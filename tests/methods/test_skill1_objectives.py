@@ -52,6 +52,21 @@ def test_distil_reward_parse_failure_zero_by_default_raw_as_switch():
         assert obj_lib.episode_advantages(eps)["distil"] == pytest.approx(want, abs=1e-6)
 
 
+def test_distil_parse_failure_floor_never_outranks_a_parsed_distil():
+    """Campaign 14's case: the retrieved skills' U (0.6) is above the success rate, so every
+    parsed distil of a lost episode scores r - max U = -0.6. Rewards [-0.6, -0.6, fail]:
+    "zero" -> fail = 0, mean -0.4, unbiased sd sqrt(0.12) = 0.34641, so the failure gets the
+    group's top advantage +0.4 / 0.34641 = +1.1547; "floor" -> fail = -1, mean -0.7333,
+    sd sqrt(0.05333) = 0.23094: the failure gets -0.26667 / 0.23094 = -1.1547."""
+    assert rewards.distil_reward(1.0, [0.5, 0.7], parsed_ok=False, on_parse_fail="floor") == -1.0
+    assert rewards.distil_reward(0.0, [0.5, 0.7], parsed_ok=True, on_parse_fail="floor") == pytest.approx(-0.7)
+    for mode, want in (("zero", [-0.57735, -0.57735, 1.1547]), ("floor", [0.57735, 0.57735, -1.1547])):
+        eps = [episode(i, 0, False, d, retrieved=(7,), utilities=(0.6,)) for i, d in enumerate((GOOD, GOOD, BAD))]
+        score_episodes(eps, mode)
+        assert [ep.r_distil for ep in eps] == pytest.approx([-0.6, -0.6, 0.0 if mode == "zero" else -1.0])
+        assert obj_lib.episode_advantages(eps)["distil"] == pytest.approx(want, abs=1e-4)
+
+
 def test_count_mode_selected_counts_the_top1_only_and_ema_updates_all_k():
     lib = SkillLibrary(":memory:")
     ids = [lib.add(f"scenario {k}", f"head {k}", f"strategy {k}", step=0).id for k in range(3)]

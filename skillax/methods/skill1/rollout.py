@@ -84,7 +84,7 @@ class RolloutConfig:
     selection: the policy writes the query and reranks (False: w/o Selection, module docstring).
     distil: "policy" (the policy's distil JSON) | "raw" (w/o Distillation) | "off" (none).
     distil_prompt_chars: character budget of the trajectory in the distil prompt.
-    distil_parse_fail: R_distill on an unparsable distil JSON, "zero" | "raw" (``rewards``).
+    distil_parse_fail: R_distill on an unparsable distil JSON, "zero" | "floor" | "raw" (``rewards``).
     overlap: play loop, 1 = lock-step | K >= 2 | "auto" (``play_episodes``; same episodes).
     """
 

@@ -1,9 +1,12 @@
-"""benchmarks/learning scripts of issue 18 (campaign 9): the chosen-skill type table and the
-Skill1-format hand-written skills."""
+"""benchmarks/learning scripts of issue 18: the chosen-skill type table, the Skill1-format
+hand-written skills, the pooling scripts, summarize.py's comparisons, run_shape.py and learning.sh's
+switches."""
 
 from __future__ import annotations
 
 import json
+
+import pytest
 
 
 def _script(name: str):
@@ -277,3 +280,61 @@ def test_learning_sh_skill1_model_switch_names_the_allowed_policies(tmp_path):
     assert bad.returncode == 2 and "SKILL1_MODEL=llama: one of smol, qwen" in bad.stdout
     both = run(SKILL1_L1Z="1", SKILL1_SEEDS="2")
     assert both.returncode == 2 and "SKILL1_L1Z=1 runs without SKILL1_SEEDS" in both.stdout
+
+
+def test_run_shape_reads_steps_builds_grad_norms_and_the_success_trend(tmp_path, capsys):
+    """run_shape.py on a hand-built 12-step Skill1 arm and a 2-step GRPO arm. Full arm: success
+    0.2, 0.3 alternating over steps 0-9 and 0.3, 0.4 over steps 10-11; window 4 -> first 4 steps
+    [0.2, 0.3, 0.2, 0.3] (mean 0.25), last 4 [0.2, 0.3, 0.3, 0.4] (mean 0.30). Welch: variances
+    (ddof 1) 1/300 and 1/150, t = 0.05 / sqrt(1/1200 + 1/600) = 1.0, df = 0.0025^2 /
+    ((1/1200)^2/3 + (1/600)^2/3) = 5.4 (Welch-Satterthwaite), p = 0.36. grad norm 0.1 at step 0,
+    then 0.5 on odd steps and 2.2, 2.4, ..., 3.0 on even ones -> median of the 11 after step 0 is
+    0.5; clipped (> clip_norm 1.0) 5 of 12 (steps 2, 4, 6, 8, 10)."""
+    from scipy.stats import t as student_t
+
+    rs = _script("run_shape")
+    full = tmp_path / "skill1_full"
+    full.mkdir()
+    (full / "config.json").write_text(json.dumps({"train": {"clip_norm": 1.0}}))
+    rows = []
+    for i in range(12):
+        rows.append({"step": i, "elapsed": 30.0 * (i + 1), "time/step_s": 40.0 if i == 0 else 20.0 + i,
+                     "time/sampling_s": 8.0, "time/environment_s": 9.0, "time/update_s": 3.0,
+                     "compile/builds": 5 if i == 0 else (1 if i in (3, 7) else 0),
+                     "compile/build_s": 15.0 if i == 0 else (2.5 if i in (3, 7) else 0.0),
+                     "util/kl": 0.001 * i, "distil/kl": 0.002 * i, "distil/tokens": 100.0,
+                     "grad_norm": 0.1 if i == 0 else (2.0 + i / 10 if i % 2 == 0 else 0.5),
+                     "success_rate": (0.2 if i % 2 == 0 else 0.3) + (0.1 if i >= 10 else 0.0),
+                     "reranked_episodes": 0 if i == 0 else 4, "rerank_ndcg": 0.0 if i == 0 else 0.9 + i / 100,
+                     "distil_parse_rate": 1.0 if i < 6 else 0.5})
+    (full / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    grpo = tmp_path / "skill1_grpo"
+    grpo.mkdir()
+    (grpo / "metrics.jsonl").write_text("".join(json.dumps(
+        {"step": i, "elapsed": 60.0, "time/step_s": 30.0, "success_rate": 0.5, "grad_norm": 0.07,
+         "util/kl": 0.01, "distil/tokens": 0.0, "distil_parse_rate": 0.0}) + "\n" for i in range(2)))
+    (tmp_path / "skill1_sft").mkdir()          # no metrics: not an RL arm, no row
+
+    s = rs.arm_shape(full, window=4)
+    assert (s["steps"], s["rl_min"], s["median_step_s"]) == (12, 6.0, 26.0)    # 21..31 -> median 26
+    assert (s["step0_s"], s["step0_build_s"], s["builds_after_step0"], s["build_s_after_step0"]) == (40.0, 15.0, 2, 5.0)
+    assert s["final_kl_util"] == pytest.approx(0.011) and s["final_kl_distil"] == pytest.approx(0.022)
+    assert (s["grad_norm_step0"], s["steps_clipped"]) == (0.1, 5)
+    assert s["grad_norm_median_after"] == 0.5
+    assert (s["success_first"], s["success_last"]) == pytest.approx((0.25, 0.30))
+    assert s["success_welch_p"] == pytest.approx(2 * student_t.sf(1.0, 5.4), rel=1e-6)
+    assert s["success_welch_p"] == pytest.approx(0.36, abs=0.001)
+    assert (s["ndcg_first"], s["ndcg_last"]) == pytest.approx((0.925, 0.995))   # steps 1-4, 8-11
+    assert (s["distil_parse_first_half"], s["distil_parse_second_half"]) == (1.0, 0.5)
+    g = rs.arm_shape(grpo, window=4)
+    assert g["final_kl_distil"] is None and "distil_parse_first_half" not in g and "ndcg_first" not in g
+    assert g["success_welch_p"] is None                          # zero variance on both sides
+
+    assert rs.main([str(tmp_path), "--window", "4", "--jsonl", str(tmp_path / "shape.jsonl")]) == 0
+    out = capsys.readouterr().out
+    assert [line.split(" |")[0] for line in out.splitlines()[2:]] == ["| skill1_full", "| skill1_grpo"]
+    assert "| 0.100 / 0.500 / 5 of 12 |" in out and "| 0.250 / 0.300 (0.36) |" in out
+    lines = [json.loads(x) for x in (tmp_path / "shape.jsonl").read_text().splitlines()]
+    assert [x["arm"] for x in lines] == ["skill1_full", "skill1_grpo"] and "run_shape.py" in lines[0]["command"]
+    with pytest.raises(SystemExit, match="no arm"):
+        rs.main([str(tmp_path / "skill1_sft")])

@@ -11,7 +11,7 @@
 #            .dk3/site  jericho 3.3.1 as installed by setup.sh (PyPI's 3.2.0 wheel lacks what textworld imports)
 #   smol     the SmolLM2-135M-Instruct GGUF in 3 parts (.dk1/gguf.part_0, .dk2/gguf.part_1, .dk3/gguf.part_2):
 #            only for arms whose policy is SmolLM2 (ARMSET=smol/reader, Skill1)
-#   qwen     the Qwen2.5-Coder-0.5B-Instruct GGUF in 11 parts of 44 MiB (.dkq1-.dkq11; reader_bound.sh prep)
+#   qwen     the Qwen2.5-Coder-0.5B-Instruct GGUF in 12 parts of 40 MiB (.dkq1-.dkq12; reader_bound.sh prep)
 #   minilm   .dk4/minilm: all-MiniLM-L6-v2 in fp16, 45 MB (Skill1's retrieval encoder; its own call)
 #   experts  .dk3/cache/experts: planner records of the 200 valid_train games (prefetch; the
 #            experts follow the reset's plan since 2026-12-03: all 200 in 430 s on 2 cores here,

@@ -11,7 +11,7 @@
 #   .dk5, .dk6: optional, the XLA programs a previous lease built: `learning.sh collect` brings back
 #         jaxcache.tgz.part_* (up to 4 of 15 MiB); `bash benchmarks/device/jaxcache.sh place FILES_AT`
 #         puts two in each folder; carry each in its own kit call; unpacked here once all are in
-#   .dkq1-.dkq11: the Qwen2.5-Coder-0.5B-Instruct GGUF in 44 MiB parts (`reader_bound.sh kit`)
+#   .dkq1-.dkq12: the Qwen2.5-Coder-0.5B-Instruct GGUF in 40 MiB parts (`reader_bound.sh kit`)
 # The SmolLM2-135M-Instruct Q4_1 GGUF (md5 a1231443440b107ff29f02bdb38c9d0a) is split in 3.
 K=/tmp/dk
 mkdir -p $K/cache

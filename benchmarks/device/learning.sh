@@ -21,7 +21,7 @@
 # the SkillOS / Skill-alpha policy and its own frozen reader, in-process) | search (campaigns 5-7) |
 # skill1 (campaign 8: Skill1's three arms alone, below; SKILL1_SEEDS="1 ..." adds a grpo and a
 # full arm per extra seed, campaign 9); the Qwen sets need the
-# Qwen kit calls (reader_bound.sh kit, carry .dkq1 ... .dkq11) between `kit` and `launch`. Give
+# Qwen kit calls (reader_bound.sh kit, carry .dkq1 ... .dkq12) between `kit` and `launch`. Give
 # every call of a campaign the same ARMSET (status, wait and collect read its arm table).
 # Arms: the three methods' `sft` processes run the shared warm start (saved under $L/ws/<method>)
 # and evaluate the SFT-only conditions; the RL arms wait for their method's warm start, train until

@@ -31,9 +31,11 @@ RL_STEPS=30 ARMSET=skill1 SKILL1_L1Z=1 bash benchmarks/device/learning.sh collec
 #     --name "Skill1 runs of campaigns 2-14 pooled (135M, settings differ): headline: full with library - GRPO w/o library" --date 2026-12-04 --write
 #   python benchmarks/learning/pool_seeds.py --pattern "^(seed \d+, )?GRPO w/o library - SFT only$" --by run \
 #     --name "Skill1 runs of campaigns 2-14 pooled (135M, settings differ): GRPO w/o library - SFT only" --date 2026-12-04 --write
-#   the run-shape table, training-success trend, gradient norms, rerank entropy / NDCG and distil
-#   KL / parse rate are read from each arm's metrics.jsonl (keys success_rate, grad_norm,
-#   rerank/entropy, rerank_ndcg, distil/kl, distil_parse_rate, compile/build_s, time/*).
+#   python benchmarks/learning/run_shape.py $C --out $C/run_shape.md --jsonl $C/run_shape.jsonl
+#   (the run-shape table: steps, step time and phases, builds, KL, grad norms, training-success
+#   trend, NDCG, distil parse per half); the per-step rerank entropy / loss and distil KL / parse
+#   rate quoted in README.md are the keys rerank/entropy, rerank/loss, distil/kl and
+#   distil_parse_rate of each arm's metrics.jsonl.
 # After the collect and give_back, the lease's last 450 s checked campaign 15's launch line (a
 # smoke run, cut by the lease; see README.md "Next lease"), at this record's working tree:
 #   bash benchmarks/device/learning.sh kit      # carry .dk1, .dk2, .dk4 (3 calls)

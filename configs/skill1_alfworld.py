@@ -11,7 +11,8 @@ Ablation rows of the paper's ablation table (config_defaults.skill1 documents ea
   w/o Library   --config.ablation=no_library        lambda1 = 0   --config.rl.lambda_rerank=0
   lambda2 = 0   --config.rl.lambda_distil=0         lambda1 = lambda2 = 0: both.
 Paper behaviour by default, alternatives as switches: rl.distil_parse_fail = "zero" (released
-code) | "floor" (-1, ours) | "raw"; library.count_mode = "selected" (paper n(s)) | "retrieved";
+code) | "floor" (-1, ours) | "raw"; rl.rerank_baseline = "none" (paper REINFORCE) | "batch_mean"
+(ours); library.count_mode = "selected" (paper n(s)) | "retrieved";
 the distil prompt renders the whole trajectory (rollout.distil_prompt_chars, middle elided
 beyond it).
 

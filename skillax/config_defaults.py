@@ -239,6 +239,9 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
       rl.distil_parse_fail  "zero" (R_distill = 0 when the distil JSON does not parse; the
                             released code's rule) | "floor" (-1, ours: a failure never outranks a
                             parsed distil; campaign 14) | "raw" (r - max U regardless).
+      rl.rerank_baseline    "none" (REINFORCE on the raw NDCG, the paper) | "batch_mean" (ours:
+                            minus the step's mean NDCG over reranked episodes; campaign 14 saw
+                            the raw reward collapse the rerank without raising NDCG).
       library.count_mode    "selected" (n(s) counts selections as top-1: the paper's n(s),
                             used by eviction) | "retrieved" (all K candidates). The EMA on U
                             always updates all K retrieved (paper).
@@ -318,6 +321,7 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
         token_budget=0))
     c.rl = rl()
     c.rl.distil_parse_fail = "zero"
+    c.rl.rerank_baseline = "none"
     c.train = train(lr=1e-6, total_steps=100)
     c.sft = sft()
     # also SFT the distil stage on deterministic JSON from each expert episode (ours, not the

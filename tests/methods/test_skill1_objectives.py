@@ -182,3 +182,27 @@ def test_kl_objectives_puts_the_kl_term_on_the_named_objectives_only():
     c.rl.kl_objectives = " "
     with pytest.raises(ValueError, match="kl_objectives is empty"):
         obj_lib.objective_configs(c)
+
+
+def test_rerank_baseline_batch_mean_centres_ndcg_over_reranked_episodes_only():
+    """rl.rerank_baseline: "none" (paper) keeps the raw NDCG; "batch_mean" subtracts the mean over
+    the episodes that reranked. NDCG 0.9, 0.95, 1.0 on three reranked episodes and a fourth
+    without a rerank: none [0.9, 0.95, 1.0, 0]; batch_mean: mean 0.95 -> [-0.05, 0, +0.05, 0].
+    The value reaches the rerank rows of training_rows; a bad value fails objective_configs."""
+    eps = [episode(i, 0, False, GOOD) for i in range(4)]
+    for ep, ndcg in zip(eps[:3], (0.9, 0.95, 1.0)):
+        ep.rank_gen, ep.r_rerank = gen("rerank", ep.index), ndcg
+    assert obj_lib.rerank_advantages(eps) == pytest.approx([0.9, 0.95, 1.0, 0.0])
+    assert obj_lib.rerank_advantages(eps, "batch_mean") == pytest.approx([-0.05, 0.0, 0.05, 0.0], abs=1e-12)
+    gens, rows = obj_lib.training_rows(eps, "paper", ("util", "rerank"), rerank_baseline="batch_mean")
+    got = [float(rows["rerank"][i]) for i, g in enumerate(gens) if g.objective == "rerank"]
+    assert got == pytest.approx([-0.05, 0.0, 0.05], abs=1e-7)
+    none_ranked = [episode(i, 0, False, GOOD) for i in range(2)]
+    assert obj_lib.rerank_advantages(none_ranked, "batch_mean") == pytest.approx([0.0, 0.0])
+    with pytest.raises(ValueError, match="rerank baseline"):
+        obj_lib.rerank_advantages(eps, "group")
+    cfg = skill1()
+    assert obj_lib.rerank_baseline(cfg.rl) == "none"
+    cfg.rl.rerank_baseline = "median"
+    with pytest.raises(ValueError, match="rl.rerank_baseline"):
+        obj_lib.objective_configs(cfg)

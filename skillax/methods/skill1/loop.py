@@ -292,7 +292,8 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             index.sync(library.retrieval_texts())
             gens, advs = obj_lib.training_rows(eps, cfg.objective, tuple(objectives),
                                                lambda_rerank=float(cfg.rl.lambda_rerank),
-                                               invalid_penalty=float(cfg.play.invalid_penalty))
+                                               invalid_penalty=float(cfg.play.invalid_penalty),
+                                               rerank_baseline=obj_lib.rerank_baseline(cfg.rl))
             batch = build_batch(gens, advs, list(objectives), length_buckets=tuple(cfg.train.length_buckets),
                                 rows_multiple=int(cfg.train.micro_batch), drop_truncated=bool(cfg.rl.drop_truncated),
                                 pad_id=int(engine.tokenizer.pad_token_id or 0))

@@ -92,6 +92,17 @@ def test_skill_match_groups_episodes_by_the_chosen_skills_type(tmp_path):
     assert {k: (v["n"], v["success_with"], v["success_without"]) for k, v in got.items()} == {
         "match": (1, 1.0, 0.0), "mismatch": (1, 0.0, 1.0)}
 
+    # campaign 15 evaluated valid_unseen only: the command line reads the splits that exist
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert mod.main([str(arm)]) == 0
+    rows = [r for r in buf.getvalue().splitlines() if r.startswith("| skill1_full")]
+    assert [r.split(" | ")[1:3] for r in rows] == [["valid_unseen", "match"], ["valid_unseen", "mismatch"],
+                                                   ["valid_unseen", "none"]]
+
 
 def test_skill1_handwritten_skills_read_back_as_skill1_records():
     """The committed Skill1-format hand-written skills (learning.sh SKILL1_BOUND's library) read
@@ -143,6 +154,17 @@ def test_pool_seeds_by_run_keeps_every_campaign_and_skips_pooled_lines():
     assert by_run[0]["delta_ci95"] == pytest.approx([0.2 - 0.248414, 0.2 + 0.248414], abs=1e-5)
     with pytest.raises(ValueError, match="by must be"):
         mod.pooled_lines(lines, pat, "p", "d", "cmd", by="campaign")
+
+    # campaign 15: a run of another policy (its arm line's --config.model.path) is not pooled silently
+    q = "python3 -m skillax.main --config configs/skill1_alfworld_learning.py --config.model.path=qwen2.5-coder-0.5b"
+    mixed = lines + [{"method": "skill1", "arm": "full", "condition": "with_library", "seed": 0, "split": "u",
+                      "date": "c", "command": q},
+                     {"method": "skill1", "comparison": c, "seed": 0, "split": "u", "n": 10, "delta": 0.9, "date": "c"}]
+    with pytest.raises(ValueError, match=r"different policies: \(config default\): \['a', 'b'\]; qwen2.5-coder-0.5b: \['c'\]"):
+        mod.pooled_lines(mixed, pat, "p", "d", "cmd", by="run")
+    small = mod.pooled_lines(mixed, pat, "p", "d", "cmd", by="run", model="(config default)")
+    assert small[0]["runs"] == [["a", 0], ["b", 0], ["b", 1]]
+    assert mod.pooled_lines(mixed, pat, "p", "d", "cmd", by="run", model="qwen2.5-coder-0.5b") == []   # one run only
 
 
 def test_rerank_probe_scores_own_type_first_top_cosine_and_parse_failures():
@@ -224,8 +246,9 @@ def test_pool_games_pools_seeds_game_by_game_and_refuses_bad_pairs(tmp_path):
 
 
 def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, capsys):
-    """learning.sh SKILL1_L1Z=1 (campaign 14): summarize.py pairs skill1_l1z with GRPO (with and
-    without its library), with itself, and with the full arm; the seed comes from config.json."""
+    """learning.sh SKILL1_L1Z=1 (campaign 14) and SKILL1_UTIL=1 (campaign 16): summarize.py pairs
+    skill1_l1z and skill1_util with GRPO (with and without its library), with itself, and with
+    the full arm; the seed comes from config.json."""
     import pytest
 
     mod = _script("summarize")
@@ -239,6 +262,8 @@ def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, ca
     write("skill1_full", "with_library", [True, False, False, False])
     write("skill1_l1z", "without_library", [True, True, True, False])
     write("skill1_l1z", "with_library", [True, True, True, True])
+    write("skill1_util", "without_library", [True, False, True, True])    # campaign 16's util-only arm
+    write("skill1_util", "with_library", [True, True, False, True])
     assert mod.main([str(tmp_path / "runs"), "--out", str(tmp_path / "out"), "--date", "t"]) == 0
     capsys.readouterr()
     got = {x["comparison"]: x for x in map(json.loads, (tmp_path / "out/summary.jsonl").read_text().splitlines())
@@ -249,7 +274,11 @@ def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, ca
             "lambda1=0: full without library - GRPO w/o library": (0.5, 2, 0),
             "lambda1=0 - lambda1=0.3, both full with library": (0.75, 3, 0),
             "full without library - GRPO w/o library": (-0.25, 0, 1),
-            "headline: full with library - GRPO w/o library": (0.0, 1, 1)}
+            "headline: full with library - GRPO w/o library": (0.0, 1, 1),
+            "util only: full without library - GRPO w/o library": (0.5, 2, 0),
+            "util only: full with library - GRPO w/o library": (0.5, 3, 1),
+            "util only: full with - without its library": (0.0, 1, 1),
+            "util only - full, both without library": (0.75, 3, 0)}
     for name, (delta, arm_only, base_only) in want.items():
         line = got[name]
         assert line["delta"] == pytest.approx(delta), name
@@ -279,7 +308,24 @@ def test_learning_sh_skill1_model_switch_names_the_allowed_policies(tmp_path):
     bad = run(SKILL1_MODEL="llama")
     assert bad.returncode == 2 and "SKILL1_MODEL=llama: one of smol, qwen" in bad.stdout
     both = run(SKILL1_L1Z="1", SKILL1_SEEDS="2")
-    assert both.returncode == 2 and "SKILL1_L1Z=1 runs without SKILL1_SEEDS" in both.stdout
+    assert both.returncode == 2 and "SKILL1_L1Z=1 / SKILL1_UTIL=1 run without SKILL1_SEEDS" in both.stdout
+    third = run(SKILL1_L1Z="1", SKILL1_UTIL="1")
+    assert third.returncode == 2 and "exclusive" in third.stdout
+
+    # campaign 16's plan: the util-only arm (both auxiliary lambdas 0) as the third RL arm, and the
+    # per-objective gradient norms on the full arm only
+    env = {**os.environ, "ARMSET": "skill1", "SKILL1_MODEL": "qwen", "SKILL1_UTIL": "1", "SKILL1_OBJ_NORMS": "1",
+           "L": str(tmp_path / "L")}
+    plan = subprocess.run(["bash", "benchmarks/device/learning.sh", "plan"], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    arms = {line.split()[0]: line for line in plan.stdout.splitlines()}
+    assert list(arms) == ["skill1_sft", "skill1_grpo", "skill1_full", "skill1_util"]
+    assert [arms[a].split()[1] for a in arms] == ["mem=0.14", "mem=0.26", "mem=0.26", "mem=0.26"]
+    assert "--config.rl.lambda_rerank=0 --config.rl.lambda_distil=0" in arms["skill1_util"]
+    assert [a for a in arms if "log_objective_grad_norms=True" in arms[a]] == ["skill1_full"]
+    assert all("qwen2.5-coder-0.5b" in line and "--config.env.workers=5" in line
+               for a, line in arms.items() if a != "skill1_sft")
 
 
 def test_run_shape_reads_steps_builds_grad_norms_and_the_success_trend(tmp_path, capsys):

@@ -13,6 +13,8 @@
 #   bash benchmarks/device/learning.sh wait SECONDS     sleep (until all arms end or SECONDS pass),
 #                                                       print status, snapshot results -> $OUT
 #   bash benchmarks/device/learning.sh deadline UNIX    move the RL deadline of the running arms
+#   bash benchmarks/device/learning.sh plan             print the arms a launch would start (name,
+#                                                       GPU memory share, config, overrides); no GPU
 #   bash benchmarks/device/learning.sh collect SECONDS  like wait, snapshotting every 60 s (a call cut
 #                                                       at the lease's end still returns the last one)
 #
@@ -181,13 +183,35 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
   # arm's update. This arm measures what that costs the play policy.
   # Three RL arms + SFT: 0.26 of the H200 and 5 environment workers each. Not with SKILL1_SEEDS
   # or SKILL1_BOUND (their memory plans assume the base arms' shares).
-  if [ "${SKILL1_L1Z:-0}" = 1 ]; then
+  # SKILL1_UTIL=1 (campaign 16): skill1_util, the full arm with rl.lambda_rerank=0 and
+  # rl.lambda_distil=0 -- the play (util) objective alone, with the library built and retrieved
+  # into every prompt as in the full arm (the policy still reranks and distils; those tokens get
+  # no loss). Campaign 15 (Qwen2.5-0.5B): GRPO - SFT +0.224 on unseen, while the full arm without
+  # its library was -0.015 from SFT. This arm tells the two candidate causes apart: training with
+  # skills in context (util arm ~ full arm) or the rerank/distil terms (util arm ~ GRPO).
+  # Same memory plan as SKILL1_L1Z; the two are exclusive (4 RL arms do not fit at Qwen sizes).
+  # SKILL1_OBJ_NORMS=1: the full arm logs each objective's gradient norm
+  # (rl.log_objective_grad_norms; extra backward passes, the full arm only).
+  if [ "${SKILL1_L1Z:-0}" = 1 ] || [ "${SKILL1_UTIL:-0}" = 1 ]; then
     if [ -n "${SKILL1_SEEDS:-}" ] || [ "${SKILL1_BOUND:-0}" = 1 ]; then
-      echo "SKILL1_L1Z=1 runs without SKILL1_SEEDS and SKILL1_BOUND (one memory plan)"; exit 2
+      echo "SKILL1_L1Z=1 / SKILL1_UTIL=1 run without SKILL1_SEEDS and SKILL1_BOUND (one memory plan)"; exit 2
     fi
-    MEM[skill1_sft]=0.12; MEM[skill1_grpo]=0.26; MEM[skill1_full]=0.26; MEM[skill1_l1z]=0.26
+    if [ "${SKILL1_L1Z:-0}" = 1 ] && [ "${SKILL1_UTIL:-0}" = 1 ]; then
+      echo "SKILL1_L1Z=1 and SKILL1_UTIL=1 are exclusive (one third RL arm)"; exit 2
+    fi
+    if [ "${SKILL1_UTIL:-0}" = 1 ]; then
+      third="skill1_util"; lam="--config.rl.lambda_rerank=0 --config.rl.lambda_distil=0"
+      MEM[skill1_sft]=0.14; R=0.26
+    else
+      third="skill1_l1z"; lam="--config.rl.lambda_rerank=0"
+      MEM[skill1_sft]=0.12; R=0.26
+    fi
+    MEM[skill1_grpo]=$R; MEM[skill1_full]=$R; MEM[$third]=$R
     ARMS=("${ARMS[@]//--config.env.workers=7/--config.env.workers=5}")
-    ARMS+=("skill1_l1z|configs/skill1_alfworld_learning.py|--config.rl.lambda_rerank=0 --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 $X")
+    ARMS+=("$third|configs/skill1_alfworld_learning.py|$lam --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 $X")
+  fi
+  if [ "${SKILL1_OBJ_NORMS:-0}" = 1 ]; then
+    ARMS[2]="${ARMS[2]} --config.rl.log_objective_grad_norms=True"
   fi
   # SKILL1_SEEDS="1 2": a grpo and a full arm per extra seed k in 1..9 (skill1_grpo<k>,
   # skill1_full<k>, with --config.seed=k; seed 0 is the base arms'), from the same warm start; all
@@ -361,6 +385,11 @@ elif [ "$part" = wait ] || [ "$part" = collect ]; then
   if [ "$part" = collect ] && [ "${DRY:-0}" != 1 ] && all_done; then bash benchmarks/device/jaxcache.sh pack $K $OUT; fi
 elif [ "$part" = deadline ]; then
   echo ${2:?unix time} > $L/deadline; status
+elif [ "$part" = plan ]; then   # the arms a launch would start: name, GPU memory share, config, overrides
+  for a in "${ARMS[@]}"; do
+    IFS='|' read -r n cfg ov <<< "$a"
+    selected $n && echo "$n mem=${MEM[$n]:-} $cfg $ov"
+  done
 else
-  echo "usage: learning.sh kit | launch LEFT_S | wait S | deadline UNIX | collect S"; exit 2
+  echo "usage: learning.sh kit | launch LEFT_S | wait S | deadline UNIX | collect S | plan"; exit 2
 fi

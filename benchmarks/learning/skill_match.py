@@ -94,11 +94,14 @@ def main(argv=None) -> int:
                     help="the arm whose without_library eval pairs with every arm's with_library "
                          "(default: each arm's own)")
     a = ap.parse_args(argv)
+    from skillax.methods.common.eval_io import condition_path
     print("| arm | split | chosen skill's type | games | success with library | same games without "
           "| delta [paired bootstrap 95% CI] |")
     print("|---|---|---|---|---|---|---|")
     for arm in a.arms:
         for split in ("valid_unseen", "valid_seen"):
+            if not condition_path(arm, "with_library", split).exists():
+                continue            # a campaign that evaluated one split only (eval.splits)
             for k, v in match_table(arm, split, a.without).items():
                 lo, hi = v["delta_ci95"]
                 print(f"| {arm.name} | {split} | {k} | {v['n']} | {v['success_with']:.3f} | "

@@ -72,6 +72,16 @@ COMPARISONS = [
      "lambda1=0: full without library - GRPO w/o library"),
     ("skill1", "skill1_full", "with_library", "skill1_l1z", "with_library",
      "lambda1=0 - lambda1=0.3, both full with library"),
+    # learning.sh SKILL1_UTIL=1 (campaign 16): the full arm with lambda1 = lambda2 = 0 (the play
+    # objective alone, skills retrieved into its prompts); PROTOCOL.md 2026-12-04, campaign 16
+    ("skill1", "skill1_grpo", "without_library", "skill1_util", "without_library",
+     "util only: full without library - GRPO w/o library"),
+    ("skill1", "skill1_grpo", "without_library", "skill1_util", "with_library",
+     "util only: full with library - GRPO w/o library"),
+    ("skill1", "skill1_util", "without_library", "skill1_util", "with_library",
+     "util only: full with - without its library"),
+    ("skill1", "skill1_full", "without_library", "skill1_util", "without_library",
+     "util only - full, both without library"),
 ] + [c for k in range(1, 10) for c in (   # learning.sh SKILL1_SEEDS: grpo<k>/full<k> run with --config.seed=k
     ("skill1", f"skill1_grpo{k}", "without_library", f"skill1_full{k}", "with_library",
      f"seed {k}, headline: full with library - GRPO w/o library"),
@@ -132,7 +142,7 @@ COMPARISONS += [c for prefix, label in SEED_ARMS.items() for k in range(0, 10) f
      f"{label}, seed {k}: untrained curator - No Memory"))]
 CURVES = {
     "skill1": ["success_rate", "retrieval_rate", "library_size", "library_mean_utility", "rerank_ndcg",
-               "distil_parse_ok", "util/loss", "time/step_s"],
+               "distil_parse_ok", "invalid_action_rate", "util/kl", "util/loss", "time/step_s"],
     "skillos": ["r", "r_task", "r_fc", "r_comp", "success_rate", "success_after_first", "repo_skills", "time/step_s"],
     "skill_alpha": ["reward/mean", "valid_rate", "r_ctrl", "r_edit", "edit_beats_ctrl", "zero_variance_units",
                     "time/step_s"],

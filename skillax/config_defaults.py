@@ -198,6 +198,13 @@ def rl() -> ml_collections.ConfigDict:
     skip_no_signal (ours; True): a batch with every advantage 0 under its masks and no KL runs
       no optimiser update (its entropy-only gradient becomes a full Adam step;
       ``PolicyEngine.train``); False = verl / TRL (the step runs).
+    log_objective_grad_norms (ours; False): a diagnostic -- every update also logs the gradient
+      norm (before clipping) of each objective's term lambda_k J_k of the loss alone,
+      ``grad_norm_<objective>`` (Skill1: ``grad_norm_util``, ``grad_norm_rerank``,
+      ``grad_norm_distil``; 0.0 for an objective without tokens; the mean over the step's
+      updates, like ``grad_norm``). It costs about one more forward + backward over the update's
+      rows (each row once per objective it trains; ``PolicyEngine._objective_grad_norms``); the
+      applied update is the same, bit for bit.
     """
     c = ml_collections.ConfigDict()
     c.temperature = 1.0
@@ -209,6 +216,7 @@ def rl() -> ml_collections.ConfigDict:
     c.mini_batches = 1
     c.epochs = 1
     c.skip_no_signal = True   # no update on a batch whose every advantage is 0 and no KL (PolicyEngine.train)
+    c.log_objective_grad_norms = False   # diagnostic: also log grad_norm_<objective> (~1 more fwd+bwd/update)
     c.aggregation = "token_mean"
     c.drop_truncated = False
     c.lambda_rerank = 0.3

@@ -335,7 +335,10 @@ def test_run_shape_reads_steps_builds_grad_norms_and_the_success_trend(tmp_path,
     (ddof 1) 1/300 and 1/150, t = 0.05 / sqrt(1/1200 + 1/600) = 1.0, df = 0.0025^2 /
     ((1/1200)^2/3 + (1/600)^2/3) = 5.4 (Welch-Satterthwaite), p = 0.36. grad norm 0.1 at step 0,
     then 0.5 on odd steps and 2.2, 2.4, ..., 3.0 on even ones -> median of the 11 after step 0 is
-    0.5; clipped (> clip_norm 1.0) 5 of 12 (steps 2, 4, 6, 8, 10)."""
+    0.5; clipped (> clip_norm 1.0) 5 of 12 (steps 2, 4, 6, 8, 10). The full arm also logged
+    its parts (rl.log_objective_grad_norms): grad_norm_util 0.1 * step, grad_norm_rerank 2.0 at
+    every step, grad_norm_distil 0.0 on even steps and 0.2 on odd ones -> medians over steps 1-11:
+    util 0.6 (step 6), rerank 2.0, distil 0.2 (6 odd of 11); the GRPO arm has none: its cell -."""
     from scipy.stats import t as student_t
 
     rs = _script("run_shape")
@@ -352,7 +355,8 @@ def test_run_shape_reads_steps_builds_grad_norms_and_the_success_trend(tmp_path,
                      "grad_norm": 0.1 if i == 0 else (2.0 + i / 10 if i % 2 == 0 else 0.5),
                      "success_rate": (0.2 if i % 2 == 0 else 0.3) + (0.1 if i >= 10 else 0.0),
                      "reranked_episodes": 0 if i == 0 else 4, "rerank_ndcg": 0.0 if i == 0 else 0.9 + i / 100,
-                     "distil_parse_rate": 1.0 if i < 6 else 0.5})
+                     "distil_parse_rate": 1.0 if i < 6 else 0.5, "rerank/tokens": 40.0, "util/tokens": 900.0,
+                     "grad_norm_util": 0.1 * i, "grad_norm_rerank": 2.0, "grad_norm_distil": 0.2 * (i % 2)})
     (full / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     grpo = tmp_path / "skill1_grpo"
     grpo.mkdir()
@@ -372,14 +376,22 @@ def test_run_shape_reads_steps_builds_grad_norms_and_the_success_trend(tmp_path,
     assert s["success_welch_p"] == pytest.approx(0.36, abs=0.001)
     assert (s["ndcg_first"], s["ndcg_last"]) == pytest.approx((0.925, 0.995))   # steps 1-4, 8-11
     assert (s["distil_parse_first_half"], s["distil_parse_second_half"]) == (1.0, 0.5)
+    parts = s["grad_norm_median_after_by_objective"]
+    assert list(parts) == ["distil", "rerank", "util"]                   # order of the <name>/tokens keys
+    assert parts == pytest.approx({"util": 0.6, "rerank": 2.0, "distil": 0.2})
     g = rs.arm_shape(grpo, window=4)
     assert g["final_kl_distil"] is None and "distil_parse_first_half" not in g and "ndcg_first" not in g
+    assert "grad_norm_median_after_by_objective" not in g
+    assert "per objective" not in rs.table([g], 4) and rs.table([g], 4).splitlines()[1] == "|" + "---|" * 11
     assert g["success_welch_p"] is None                          # zero variance on both sides
 
     assert rs.main([str(tmp_path), "--window", "4", "--jsonl", str(tmp_path / "shape.jsonl")]) == 0
     out = capsys.readouterr().out
     assert [line.split(" |")[0] for line in out.splitlines()[2:]] == ["| skill1_full", "| skill1_grpo"]
     assert "| 0.100 / 0.500 / 5 of 12 |" in out and "| 0.250 / 0.300 (0.36) |" in out
+    assert out.splitlines()[0].endswith("| grad norm per objective: median after step 0 |")
+    assert out.splitlines()[2].endswith("| distil 0.200 / rerank 2.000 / util 0.600 |")
+    assert out.splitlines()[3].endswith("| – |")                        # the GRPO arm: none logged
     lines = [json.loads(x) for x in (tmp_path / "shape.jsonl").read_text().splitlines()]
     assert [x["arm"] for x in lines] == ["skill1_full", "skill1_grpo"] and "run_shape.py" in lines[0]["command"]
     with pytest.raises(SystemExit, match="no arm"):

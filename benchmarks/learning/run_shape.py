@@ -12,6 +12,9 @@ For every ``CAMPAIGN_DIR/<arm>/metrics.jsonl`` with RL steps (rows carrying ``st
   distil only where the arm trained distil tokens);
 * the gradient norm before clipping (``grad_norm``): step 0, the median over steps >= 1, and the
   steps above the arm's ``train.clip_norm`` (``config.json``; 1.0 when absent);
+* where the arm logged them (``rl.log_objective_grad_norms``): each objective's part of it,
+  ``grad_norm_<objective>`` (objectives named by their ``<objective>/tokens`` keys), median over
+  steps >= 1 (``grad_norm_median_after_by_objective``; a table column only when some arm has them);
 * training success: the mean of the first and of the last ``--window`` steps (10) and Welch's
   two-sided t-test between them (``scipy.stats.ttest_ind(equal_var=False)``; each step's rate is
   one observation, so this is a weak test of a trend);
@@ -42,6 +45,17 @@ def _clip_norm(arm_dir: pathlib.Path) -> float:
     if cfg.exists():
         return float(json.loads(cfg.read_text()).get("train", {}).get("clip_norm", 1.0))
     return 1.0
+
+
+def _objectives(rows: list[dict]) -> list[str]:
+    """The trained objectives' names, from their ``<name>/tokens`` keys, in order of appearance."""
+    return list(dict.fromkeys(k[:-len("/tokens")] for r in rows for k in r if k.endswith("/tokens")))
+
+
+def _part_norms(shape: dict) -> str:
+    """``util 0.123 / rerank 2.700 / ...``: an arm's per-objective grad norm medians, or –."""
+    parts = shape.get("grad_norm_median_after_by_objective", {})
+    return " / ".join(f"{name} {_f(v)}" for name, v in parts.items()) or "–"
 
 
 def _mean(xs) -> float | None:
@@ -96,6 +110,10 @@ def arm_shape(arm_dir: pathlib.Path, window: int = 10) -> dict | None:
     ranked = [float(r["rerank_ndcg"]) for r in rows if r.get("reranked_episodes")]
     if ranked:
         out["ndcg_first"], out["ndcg_last"] = _mean(ranked[:window]), _mean(ranked[-window:])
+    parts = {name: [float(r[f"grad_norm_{name}"]) for r in later if f"grad_norm_{name}" in r]
+             for name in _objectives(rows) if any(f"grad_norm_{name}" in r for r in rows)}
+    if parts:
+        out["grad_norm_median_after_by_objective"] = {n: statistics.median(v) if v else None for n, v in parts.items()}
     if distils and all("distil_parse_rate" in r for r in rows):
         parse = [float(r["distil_parse_rate"]) for r in rows]
         half = len(parse) // 2
@@ -116,7 +134,10 @@ def table(shapes: list[dict], window: int = 10) -> str:
             "| builds after step 0 (s) | final KL util / distil | grad norm: step 0 / median after / "
             f"steps clipped | train success first / last {window} (Welch p) | NDCG first / last {window} "
             "| distil parse per half |")
-    lines = [head, "|" + "---|" * 11]
+    parts = any("grad_norm_median_after_by_objective" in s for s in shapes)
+    if parts:
+        head += " grad norm per objective: median after step 0 |"
+    lines = [head, "|" + "---|" * (12 if parts else 11)]
     for s in shapes:
         lines.append(
             f"| {s['arm']} | {s['steps']} | {_f(s['rl_min'], 1)} | {_f(s['median_step_s'], 1)} "
@@ -127,7 +148,8 @@ def table(shapes: list[dict], window: int = 10) -> str:
             f"| {_f(s['grad_norm_step0'])} / {_f(s['grad_norm_median_after'])} / {s['steps_clipped']} of {s['steps']} "
             f"| {_f(s['success_first'])} / {_f(s['success_last'])} ({_f(s['success_welch_p'], 2)}) "
             f"| {_f(s.get('ndcg_first'))} / {_f(s.get('ndcg_last'))} "
-            f"| {_f(s.get('distil_parse_first_half'), 2)} / {_f(s.get('distil_parse_second_half'), 2)} |")
+            f"| {_f(s.get('distil_parse_first_half'), 2)} / {_f(s.get('distil_parse_second_half'), 2)} |"
+            + (f" {_part_norms(s)} |" if parts else ""))
     return "\n".join(lines) + "\n"
 
 

@@ -23,6 +23,9 @@ Two independent levers of ``PolicyEngine.train`` (numpy only; the device work is
   denominators (``train_step.make_grad_step``), so the update equals the padded one up to fp32
   summation order while its cost follows the rows' lengths.
 
+One diagnostic (``rl.log_objective_grad_norms``): :func:`objective_part` lays out one
+objective's term of an update for its own gradient (``PolicyEngine._objective_grad_norms``).
+
 Batch keys that never go to the device: :data:`HOST_KEYS`.
 """
 from __future__ import annotations
@@ -133,6 +136,27 @@ def gather(batch: Mapping, idx: Sequence[int], T: int) -> dict:
     return out
 
 
+def objective_part(batch: Mapping, rows: Sequence[int], name: str, lengths: Sequence[int],
+                   buckets: Sequence[int], size: int) -> tuple[dict, list[tuple[int, np.ndarray]]]:
+    """Objective ``name``'s term of an update on ``rows``, laid out for its own gradient.
+
+    Returns:
+      (part, micro): ``part`` = ``batch`` with every other objective's loss mask zeroed (same
+      keys and shapes; advantages kept), and ``micro`` = :func:`micro_batches` of the rows of
+      ``rows`` holding a token of ``name`` ([] when none does). With the update's denominators,
+      the RL loss of these micro-batches of ``part`` is lambda_name num_name / D_name alone: an
+      objective's zeroed mask adds 0 to every sum (``rl.objectives.objectives_loss``) and a row
+      without ``name``'s tokens adds 0 to its gradient.
+    Example: rows 0-3, ``name``'s mask non-zero on rows 1 and 3 -> micro covers rows 1 and 3.
+    """
+    rows = np.asarray(rows, np.int64)
+    mask = np.asarray(batch["objectives"][name]["loss_mask"])
+    mine = rows[mask[rows].astype(bool).any(axis=-1)]
+    zeroed = lambda ob: {**ob, "loss_mask": np.zeros_like(np.asarray(ob["loss_mask"]))}  # noqa: E731
+    part = {**batch, "objectives": {n: ob if n == name else zeroed(ob) for n, ob in batch["objectives"].items()}}
+    return part, (micro_batches(mine, lengths, buckets, size) if mine.size else [])
+
+
 def padded_tokens(lengths: Sequence[int], buckets: Sequence[int], micro_batch: int, layout: str) -> int:
     """Tokens the update computes on (rows x padded length, padding rows included) for rows of
     ``lengths`` in one update: ``"padded"`` = all rows at the longest row's bucket (rows rounded
@@ -166,9 +190,10 @@ def combine_updates(updates: Sequence[Mapping[str, float]], dens: Sequence[Mappi
       ``loss`` = sum_k lambda_k {k}/loss (one update: exactly its own values);
       ``{name}/tokens``, ``tokens``, ``rows_without_loss_tokens`` of the rollout batch (first
       pass); ``grad_norm`` (mean over updates), ``grad_norm_max``, ``update_skipped``
-      (updates skipped), ``lr`` (first update), ``updates`` (count); with more than one update
-      also ``{name}/ratio_mean_later`` and ``{name}/clip_frac_later`` over the updates after
-      the first (the off-policy ones).
+      (updates skipped), ``lr`` (first update), ``updates`` (count); ``grad_norm_{name}`` (mean
+      over updates) where the updates carry it (``rl.log_objective_grad_norms``); with more than
+      one update also ``{name}/ratio_mean_later`` and ``{name}/clip_frac_later`` over the
+      updates after the first (the off-policy ones).
     """
     if not updates:
         raise ValueError("combine_updates needs at least one update")
@@ -196,6 +221,9 @@ def combine_updates(updates: Sequence[Mapping[str, float]], dens: Sequence[Mappi
                update_skipped=float(sum(u["update_skipped"] for u in updates)),
                rows_without_loss_tokens=float(sum(u["rows_without_loss_tokens"] for u in updates[:per_epoch])),
                updates=len(updates))
+    for key in (f"grad_norm_{n}" for n in weights):
+        if key in updates[0]:
+            out[key] = float(np.mean([u[key] for u in updates]))
     if "lr" in updates[0]:
         out["lr"] = float(updates[0]["lr"])
     return out

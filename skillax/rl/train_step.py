@@ -358,6 +358,21 @@ def make_apply_step(model_cfg: ModelConfig, optimizer: optax.GradientTransformat
     return under_mesh
 
 
+@functools.lru_cache(maxsize=8)
+def make_tree_norm(mesh=None) -> Callable:
+    """Jitted ``tree -> () fp32``: the global L2 norm over all leaves (``optax.tree.norm``, the
+    norm ``grad_norm`` reports), replicated on ``mesh``. Used for the per-objective gradient
+    norms of ``rl.log_objective_grad_norms`` (``PolicyEngine._objective_grad_norms``)."""
+    if mesh is None:
+        return jax.jit(optax.tree.norm)
+    jitted = jax.jit(optax.tree.norm, out_shardings=NamedSharding(mesh, P()))
+
+    def under_mesh(tree):
+        with jax.set_mesh(mesh):
+            return jitted(tree)
+    return under_mesh
+
+
 def make_sft_step(model_cfg: ModelConfig, optimizer: optax.GradientTransformation, tcfg: TrainConfig,
                   *, mesh=None, schedule: optax.Schedule | None = None) -> Callable:
     """Jitted SFT step ``(state, batch) -> (state, metrics)``.

@@ -77,8 +77,10 @@ def test_mesh_rule_and_bad_shapes(tiny_model):
 def test_sharded_engine_equals_single_device_and_restores_across_meshes(tiny_model, tmp_path):
     from skillax.engine.sampling import SamplingParams
 
+    c8 = config(tiny_model, (1, 4, 2), "true")
+    c8.rl.log_objective_grad_norms = True      # the per-objective norm on the mesh too
     single = PolicyEngine.create(config(tiny_model), tmp_path / "single")
-    sharded = PolicyEngine.create(config(tiny_model, (1, 4, 2), "true"), tmp_path / "sharded")
+    sharded = PolicyEngine.create(c8, tmp_path / "sharded")
     assert single.mesh is None and dict(sharded.mesh.shape) == {"data": 1, "fsdp": 4, "tensor": 2}
     emb = sharded.state["params"]["embed"]
     assert len(emb.sharding.device_set) == 8 and not emb.sharding.is_fully_replicated
@@ -90,6 +92,9 @@ def test_sharded_engine_equals_single_device_and_restores_across_meshes(tiny_mod
         eng.m = eng.train(rl_batch(V), {"policy": ObjectiveConfig()})
     assert sharded.m["loss"] == pytest.approx(single.m["loss"], rel=1e-5, abs=1e-7)
     assert sharded.m["grad_norm"] == pytest.approx(single.m["grad_norm"], rel=1e-4)
+    # one objective: its part is the whole loss (the sharded grad steps and norm vs the update)
+    assert sharded.m["grad_norm_policy"] == pytest.approx(sharded.m["grad_norm"], rel=1e-5)
+    assert "grad_norm_policy" not in single.m                  # off by default
     a, b = host(single.state["params"]), host(sharded.state["params"])
     moved = host(PolicyEngine.create(config(tiny_model), tmp_path / "init").state["params"])
     assert not np.allclose(a["embed"], moved["embed"])                     # the updates did something

@@ -7,7 +7,10 @@
   updates at lr 1e-5) within 1e-6, on 896 instead of 1,280 padded tokens;
 * k mini-batches x E epochs: on-policy old logprobs give ratio 1 / clip 0 at the first update,
   later updates see ratio != 1 and a non-zero clip fraction, and the step's metrics count the
-  batch's tokens once.
+  batch's tokens once;
+* ``rl.log_objective_grad_norms``: each objective's gradient norm on hand-computable batches
+  (one objective alone, parallel and opposite parts) within 1e-5, the triangle inequality on
+  the fixture's rows, and the flag leaving both layouts' updates bit for bit as they were.
 """
 import jax
 import jax.numpy as jnp
@@ -181,3 +184,61 @@ def test_no_signal_batch_runs_no_update_and_the_switch_restores_the_step(tmp_pat
     wd = float(c.train.weight_decay)
     bound = 1e-5 * (1 + wd * max(float(np.max(np.abs(x))) for x in before))
     assert 0.9e-5 < moved <= bound * 1.02, (moved, bound)   # 2 %: fp32 rounding of weights ~1
+
+
+# ------------------------------------------------ rl.log_objective_grad_norms (a diagnostic)
+
+# two REINFORCE objectives without entropy: -lambda_k A log pi per token, so a part's gradient
+# is its lambda times the gradient of sum_t A_t log pi_t / D (hand-computable ratios below)
+PAIR = {"policy": ObjectiveConfig(loss="reinforce", entropy_coef=0.0),
+        "aux": ObjectiveConfig(weight=0.3, loss="reinforce", entropy_coef=0.0)}
+
+
+def _norms_engine(tmp_path, name, on=True, **kw):
+    c = _config(**kw)
+    c.rl.log_objective_grad_norms = on
+    return PolicyEngine(_params(), CFG, None, c, tmp_path / name)
+
+
+def _with_objectives(b, aux_mask, aux_adv):
+    return {**b, "objectives": {"policy": b["objectives"]["policy"],
+                                "aux": {"loss_mask": aux_mask, "advantages": aux_adv}}}
+
+
+def test_objective_grad_norms_one_part_parallel_and_opposite_parts(batch, tmp_path):
+    """Hand-computable cases (policy: lambda 1, advantages A on mask M; aux: lambda 0.3), one
+    update each, in turn on one engine (the identities hold at any params): aux without tokens
+    -> grad_norm_policy = grad_norm, grad_norm_aux = 0.0; aux on M with A (parallel: g = 1.3
+    g_A) -> grad_norm_policy = grad_norm / 1.3, grad_norm_aux = 0.3 grad_norm / 1.3 (the
+    triangle inequality's equality); aux on M with -A (opposite: g = 0.7 g_A) -> grad_norm / 0.7
+    and 0.3 grad_norm / 0.7 (|1 - 0.3| g_A: its other equality). Then the fixture's rows (each
+    row one objective): |n_p - n_a| <= grad_norm <= n_p + n_a."""
+    pol = batch["objectives"]["policy"]
+    M, A = np.asarray(pol["loss_mask"]), np.asarray(pol["advantages"])
+    eng = _norms_engine(tmp_path, "pair", layout="buckets", lr=1e-5)
+    for b, p, a in ((_with_objectives(batch, np.zeros_like(M), A), 1.0, 0.0),
+                    (_with_objectives(batch, M, A), 1 / 1.3, 0.3 / 1.3),
+                    (_with_objectives(batch, M, -A), 1 / 0.7, 0.3 / 0.7)):
+        m = eng.train(b, PAIR)
+        assert m["grad_norm"] > 1e-2, a
+        assert m["grad_norm_policy"] == pytest.approx(p * m["grad_norm"], rel=1e-5), a
+        assert m["grad_norm_aux"] == pytest.approx(a * m["grad_norm"], rel=1e-5, abs=0.0), a
+    m = eng.train(batch, PAIR)
+    n_p, n_a, g = m["grad_norm_policy"], m["grad_norm_aux"], m["grad_norm"]
+    assert min(n_p, n_a) > 1e-3 and abs(n_p - n_a) * (1 - 1e-6) <= g <= (n_p + n_a) * (1 + 1e-6)
+
+
+@pytest.mark.parametrize("layout", ["padded", "buckets"])
+def test_objective_grad_norms_leave_the_update_bit_identical(batch, tmp_path, layout):
+    """The flag on vs off, two updates (Adam moments too): the same params bit for bit and the
+    same metrics, plus grad_norm_<objective> for each objective. (lr 1e-5: the first test's
+    engines, whose compiled programs the cache then holds.)"""
+    off = _norms_engine(tmp_path, "off", on=False, layout=layout, lr=1e-5)
+    on = _norms_engine(tmp_path, "on", layout=layout, lr=1e-5)
+    for _ in range(2):
+        m_off, m_on = off.train(batch, OBJS), on.train(batch, OBJS)
+        extra = {k: m_on.pop(k) for k in ("grad_norm_policy", "grad_norm_aux")}
+        m_off.pop("time/update_s"), m_on.pop("time/update_s")
+        assert m_on == m_off and all(v > 0 for v in extra.values())
+    assert all(np.array_equal(a, b) for a, b in zip(_leaves(off), _leaves(on)))
+    assert max(float(np.abs(a - b).max()) for a, b in zip(_leaves(on), jax.tree.leaves(_params()))) > 1e-6

@@ -65,6 +65,27 @@ def test_gather_rows_cuts_columns_and_pads():
     assert full["tokens"][0].tolist() == [1, 2, 3, 4, 5, 0, 0, 0] and batch["tokens"][0, 0] == 1   # a copy
 
 
+def test_objective_part_zeroes_the_other_masks_and_keeps_the_objectives_rows():
+    """Rows 0-3 (rows 0, 2 of objective a; 1, 3 of b; row 3 also has an a token), an update on
+    rows 1-3: a's part covers rows 2, 3 (row 0 is not in the update), b's rows 1, 3; the other
+    objective's mask is all zero, the objective's own mask and every advantage unchanged."""
+    gens = [Generation([1], [2, 3], [-0.1, -0.2], "a", 0), Generation([1], [4], [-0.3], "b", 1),
+            Generation([1], [5, 6, 7], [-0.4] * 3, "a", 2), Generation([1], [8, 9], [-0.5] * 2, "b", 3)]
+    adv = {"a": np.array([1.0, 0.0, -1.0, 0.5], np.float32), "b": np.array([0.0, 2.0, 0.0, -2.0], np.float32)}
+    batch = build_batch(gens, adv, ["a", "b"], length_buckets=(4, 8), rows_multiple=4)
+    batch["objectives"]["a"]["loss_mask"][3, 2] = 1     # row 3: one token of a as well
+    lengths = mb.row_lengths(batch["valid"])
+    part, micro = mb.objective_part(batch, [1, 2, 3], "a", lengths, (4, 8), 2)
+    assert [(T, idx.tolist()) for T, idx in micro] == [(4, [3, 2])]          # lengths 3 and 4, sorted
+    assert part["objectives"]["b"]["loss_mask"].sum() == 0
+    assert np.array_equal(part["objectives"]["a"]["loss_mask"], batch["objectives"]["a"]["loss_mask"])
+    assert np.array_equal(part["objectives"]["b"]["advantages"], adv["b"]) and part["tokens"] is batch["tokens"]
+    assert batch["objectives"]["b"]["loss_mask"].sum() == 3                  # the batch is not changed
+    _, micro_b = mb.objective_part(batch, [1, 2, 3], "b", lengths, (4, 8), 2)
+    assert [(T, idx.tolist()) for T, idx in micro_b] == [(4, [1, 3])]
+    assert mb.objective_part(batch, [0, 2], "b", lengths, (4, 8), 2)[1] == []   # no b tokens in those rows
+
+
 def _update(tokens, loss, pg, ratio, clip, gn, lr=1e-3):
     return {"p/tokens": tokens, "p/loss": loss, "p/pg_loss": pg, "p/kl": 0.0, "p/entropy": 1.0,
             "p/clip_frac": clip, "p/dual_clip_frac": 0.0, "p/ratio_mean": ratio, "loss": loss,
@@ -88,3 +109,8 @@ def test_combine_updates_is_token_weighted():
     assert m["p/loss"] == pytest.approx((10 * 0.5 + 30 * 0.1 + 10 * 0.3 + 30 * 0.2) / 80)
     assert m["loss"] == pytest.approx(0.5 * m["p/loss"])
     assert (m["grad_norm"], m["grad_norm_max"], m["rows_without_loss_tokens"], m["lr"]) == (2.0, 4.0, 2.0, 1e-3)
+    assert "grad_norm_p" not in m                       # only where the updates carry it
+    with_parts = [{**u, "grad_norm_p": g} for u, g in zip(ups, (0.5, 1.5, 2.0, 4.0))]
+    m2 = mb.combine_updates(with_parts, dens, {"p": 0.5}, per_epoch=2)
+    assert m2["grad_norm_p"] == 2.0 and {k: v for k, v in m2.items() if k != "grad_norm_p"} == m
+    assert mb.combine_updates(with_parts[:1], dens[:1], {"p": 0.5}, 1)["grad_norm_p"] == 0.5

@@ -98,6 +98,7 @@ class EngineConfig:
     mini_batches: int = 1
     epochs: int = 1
     skip_no_signal: bool = True
+    log_objective_grad_norms: bool = False
 
     def __post_init__(self):
         if self.update_layout not in mb_lib.LAYOUTS:
@@ -107,7 +108,8 @@ class EngineConfig:
 
     @classmethod
     def from_config(cls, c, rl=None) -> "EngineConfig":
-        """From ``config.train`` (and ``config.rl`` for ``mini_batches`` / ``epochs``)."""
+        """From ``config.train`` (and ``config.rl`` for ``mini_batches``, ``epochs``,
+        ``skip_no_signal``, ``log_objective_grad_norms``)."""
         rl = rl if rl is not None else {}
         return cls(lr=float(c.lr), total_steps=int(c.total_steps), warmup_ratio=float(c.warmup_ratio),
                    schedule=str(c.get("schedule", "cosine")),
@@ -116,7 +118,8 @@ class EngineConfig:
                    length_buckets=tuple(int(x) for x in c.length_buckets),
                    update_layout=str(c.get("update_layout", "buckets")),
                    mini_batches=int(rl.get("mini_batches", 1)), epochs=int(rl.get("epochs", 1)),
-                   skip_no_signal=bool(rl.get("skip_no_signal", True)))
+                   skip_no_signal=bool(rl.get("skip_no_signal", True)),
+                   log_objective_grad_norms=bool(rl.get("log_objective_grad_norms", False)))
 
     @property
     def updates_per_step(self) -> int:
@@ -361,7 +364,9 @@ class PolicyEngine:
         (``skillax.rl.minibatch``). Each update runs on the padded rows, or -- with
         ``train.update_layout = "buckets"`` when its rows span several length buckets -- on
         length-bucketed micro-batches whose gradients add up to the padded update's.
-        Metrics: :func:`skillax.rl.minibatch.combine_updates` (one update: the train step's own).
+        Metrics: :func:`skillax.rl.minibatch.combine_updates` (one update: the train step's own);
+        with ``rl.log_objective_grad_norms`` also ``grad_norm_<objective>`` per update
+        (:meth:`_objective_grad_norms`).
 
         Objectives with a KL term use the weights before the first update as the reference
         policy (saved under ``<workdir>/frozen/kl_reference``, reloaded after resume).
@@ -422,6 +427,7 @@ class PolicyEngine:
         from skillax.rl import objectives as obj_lib
 
         mb, buckets = self.train_cfg.micro_batch, self.train_cfg.length_buckets
+        norms = self._objective_grad_norms(host, rows, lengths, objectives, ref)   # at the update's params
         micro = mb_lib.micro_batches(rows, lengths, buckets, mb)
         if self.train_cfg.update_layout == "padded" or len({T for T, _ in micro}) == 1:
             if whole:   # the batch exactly as built (today's single update)
@@ -431,8 +437,9 @@ class PolicyEngine:
                 idx = np.concatenate([rows, np.full(-(-rows.size // mb) * mb - rows.size, -1, np.int64)])
                 sub = mb_lib.gather(host, idx, T)
             dens = obj_lib.denominators(sub, objectives) if need_dens else {}
-            return self._padded_update(sub, objectives, ref), dens
-        return self._bucketed_update(host, rows, micro, objectives, ref)
+            return {**self._padded_update(sub, objectives, ref), **norms}, dens
+        metrics, dens = self._bucketed_update(host, rows, micro, objectives, ref)
+        return {**metrics, **norms}, dens
 
     def _padded_update(self, sub: Mapping, objectives: Mapping, ref) -> dict:
         """``rl.train_step.make_train_step`` on one padded batch (micro-batches by scan)."""
@@ -460,14 +467,9 @@ class PolicyEngine:
                                       ts.make_apply_step(self.model_cfg, self.optimizer, mesh=self.mesh,
                                                          schedule=self.schedule))
         grad_step, apply_step = self._train_steps[key]
-        masks = {n: {"loss_mask": np.asarray(ob["loss_mask"])[rows]} for n, ob in host["objectives"].items()}
+        masks = _row_masks(host, rows)
         dens = obj_lib.denominators({"objectives": masks}, objectives)
-        params = self.state["params"]
-        acc = (jax.tree.map(jnp.zeros_like, params), jnp.zeros((), jnp.float32),
-               {f"{n}/{s}": jnp.zeros((), jnp.float32) for n in objectives for s in obj_lib.SUM_STATS})
-        for T, idx in micro:
-            acc = grad_step(params, acc, self._put_batch(mb_lib.gather(host, idx, T)), dens, ref)
-        grads, loss, sums = acc
+        grads, loss, sums = self._accumulate(grad_step, host, micro, objectives, dens, ref)
         self.state, am = apply_step(self.state, grads)
         # replicated scalars -> host values first: no eager op on arrays of the global mesh
         loss, sums = np.asarray(loss), {k: np.asarray(v) for k, v in sums.items()}
@@ -479,6 +481,55 @@ class PolicyEngine:
         metrics.update(loss=loss, tokens=sum(sums[f"{n}/tokens"] for n in objectives),
                        rows_without_loss_tokens=float(np.sum(valid & ~trained)), **am)
         return metrics, dens
+
+    def _accumulate(self, grad_step, host: Mapping, micro, objectives: Mapping, dens: Mapping, ref) -> tuple:
+        """(grads, loss, sums) of ``grad_step`` (``rl.train_step.make_grad_step``) at the current
+        params, summed over the micro-batches ``micro`` ([(T, row indices)]) of ``host``."""
+        from skillax.rl import objectives as obj_lib
+
+        params = self.state["params"]
+        acc = (jax.tree.map(jnp.zeros_like, params), jnp.zeros((), jnp.float32),
+               {f"{n}/{s}": jnp.zeros((), jnp.float32) for n in objectives for s in obj_lib.SUM_STATS})
+        for T, idx in micro:
+            acc = grad_step(params, acc, self._put_batch(mb_lib.gather(host, idx, T)), dens, ref)
+        return acc
+
+    def _objective_grad_norms(self, host: Mapping, rows: np.ndarray, lengths: np.ndarray, objectives: Mapping,
+                              ref) -> dict:
+        """``rl.log_objective_grad_norms`` (a diagnostic; off: ``{}``): ``{"grad_norm_<k>": ||g_k||}``
+        for each objective k of the update on ``rows`` of ``host``, at the params it starts from.
+
+        The update's loss is L = sum_k lambda_k num_k / D_k (``rl.objectives.objectives_loss``,
+        D_k over the update's rows); g_k is the gradient of objective k's term lambda_k num_k /
+        D_k alone, before clipping: the update's own loss function and denominators
+        (``rl.train_step.make_grad_step``, the bucketed update's compiled steps) on the rows that
+        hold k's tokens with every other objective's mask zeroed
+        (:func:`skillax.rl.minibatch.objective_part`). The rows left out and the masks zeroed add
+        exactly 0 to g_k, so sum_k g_k = the update's gradient (up to fp32 summation order) and
+        ``grad_norm`` <= sum_k ||g_k||. An objective without tokens in the update gives 0.0.
+
+        Cost: every row's forward + backward once more for each objective it trains (Skill1's
+        rows each train one: about one more forward + backward over the update's rows, each
+        objective's rows padded to their own buckets; with a KL term against reference params
+        also their reference forward), one norm per objective, and in the ``"padded"`` layout one
+        more compiled grad step per length bucket. It runs before the update, which is a separate
+        program left as it is: the applied update is the flag-off one, bit for bit.
+        """
+        if not self.train_cfg.log_objective_grad_norms:
+            return {}
+        from skillax.rl import objectives as obj_lib
+        from skillax.rl import train_step as ts
+
+        mb = self.train_cfg.micro_batch
+        grad_step = ts.make_grad_step(self.model_cfg, self._train_config(objectives, mb), mesh=self.mesh)
+        norm = ts.make_tree_norm(self.mesh)
+        dens = obj_lib.denominators({"objectives": _row_masks(host, rows)}, objectives)
+        out = {}
+        for name in objectives:
+            part, micro = mb_lib.objective_part(host, rows, name, lengths, self.train_cfg.length_buckets, mb)
+            grads = self._accumulate(grad_step, part, micro, objectives, dens, ref)[0] if micro else None
+            out[f"grad_norm_{name}"] = 0.0 if grads is None else norm(grads)
+        return out
 
     def sft(self, batches, *, lr: float, steps: int, warmup_ratio: float = 0.05) -> list[dict]:
         """SFT warm start: ``steps`` updates over ``batches`` (an iterator of SFT batch dicts,
@@ -559,3 +610,9 @@ class PolicyEngine:
 
     def close(self):
         self.checkpointer.close()
+
+
+def _row_masks(host: Mapping, rows: np.ndarray) -> dict:
+    """{objective: {"loss_mask": (len(rows), T)}}: the loss masks of ``rows`` of ``host`` (an
+    update's denominators: ``rl.objectives.denominators({"objectives": ...})``)."""
+    return {n: {"loss_mask": np.asarray(ob["loss_mask"])[rows]} for n, ob in host["objectives"].items()}

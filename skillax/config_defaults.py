@@ -198,13 +198,15 @@ def rl() -> ml_collections.ConfigDict:
     skip_no_signal (ours; True): a batch with every advantage 0 under its masks and no KL runs
       no optimiser update (its entropy-only gradient becomes a full Adam step;
       ``PolicyEngine.train``); False = verl / TRL (the step runs).
-    log_objective_grad_norms (ours; False): a diagnostic -- every update also logs the gradient
-      norm (before clipping) of each objective's term lambda_k J_k of the loss alone,
+    objective_grad_norms_every (ours; 0 = off): a diagnostic -- on RL step 0 and every N-th
+      step after (N = the value; counted from the process start), each update also logs the
+      gradient norm (before clipping) of each objective's term lambda_k J_k of the loss alone,
       ``grad_norm_<objective>`` (Skill1: ``grad_norm_util``, ``grad_norm_rerank``,
       ``grad_norm_distil``; 0.0 for an objective without tokens; the mean over the step's
-      updates, like ``grad_norm``). It costs about one more forward + backward over the update's
-      rows (each row once per objective it trains; ``PolicyEngine._objective_grad_norms``); the
-      applied update is the same, bit for bit.
+      updates, like ``grad_norm``). Each logged step costs about one more forward + backward
+      over the update's rows (each row once per objective it trains;
+      ``PolicyEngine._objective_grad_norms``: ~2x the update time); N = 5 costs ~1/5 of that.
+      The applied update is the same, bit for bit.
     """
     c = ml_collections.ConfigDict()
     c.temperature = 1.0
@@ -216,7 +218,7 @@ def rl() -> ml_collections.ConfigDict:
     c.mini_batches = 1
     c.epochs = 1
     c.skip_no_signal = True   # no update on a batch whose every advantage is 0 and no KL (PolicyEngine.train)
-    c.log_objective_grad_norms = False   # diagnostic: also log grad_norm_<objective> (~1 more fwd+bwd/update)
+    c.objective_grad_norms_every = 0   # diagnostic: log grad_norm_<objective> every N-th RL step (0 = off)
     c.aggregation = "token_mean"
     c.drop_truncated = False
     c.lambda_rerank = 0.3

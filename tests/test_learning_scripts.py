@@ -323,7 +323,7 @@ def test_learning_sh_skill1_model_switch_names_the_allowed_policies(tmp_path):
     assert list(arms) == ["skill1_sft", "skill1_grpo", "skill1_full", "skill1_util"]
     assert [arms[a].split()[1] for a in arms] == ["mem=0.14", "mem=0.26", "mem=0.26", "mem=0.26"]
     assert "--config.rl.lambda_rerank=0 --config.rl.lambda_distil=0" in arms["skill1_util"]
-    assert [a for a in arms if "log_objective_grad_norms=True" in arms[a]] == ["skill1_full"]
+    assert [a for a in arms if "objective_grad_norms_every=5" in arms[a]] == ["skill1_full"]
     assert all("qwen2.5-coder-0.5b" in line and "--config.env.workers=5" in line
                for a, line in arms.items() if a != "skill1_sft")
 
@@ -336,7 +336,7 @@ def test_run_shape_reads_steps_builds_grad_norms_and_the_success_trend(tmp_path,
     ((1/1200)^2/3 + (1/600)^2/3) = 5.4 (Welch-Satterthwaite), p = 0.36. grad norm 0.1 at step 0,
     then 0.5 on odd steps and 2.2, 2.4, ..., 3.0 on even ones -> median of the 11 after step 0 is
     0.5; clipped (> clip_norm 1.0) 5 of 12 (steps 2, 4, 6, 8, 10). The full arm also logged
-    its parts (rl.log_objective_grad_norms): grad_norm_util 0.1 * step, grad_norm_rerank 2.0 at
+    its parts (rl.objective_grad_norms_every): grad_norm_util 0.1 * step, grad_norm_rerank 2.0 at
     every step, grad_norm_distil 0.0 on even steps and 0.2 on odd ones -> medians over steps 1-11:
     util 0.6 (step 6), rerank 2.0, distil 0.2 (6 odd of 11); the GRPO arm has none: its cell -."""
     from scipy.stats import t as student_t

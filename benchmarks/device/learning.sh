@@ -191,7 +191,8 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
   # skills in context (util arm ~ full arm) or the rerank/distil terms (util arm ~ GRPO).
   # Same memory plan as SKILL1_L1Z; the two are exclusive (4 RL arms do not fit at Qwen sizes).
   # SKILL1_OBJ_NORMS=1: the full arm logs each objective's gradient norm
-  # (rl.log_objective_grad_norms; extra backward passes, the full arm only).
+  # on RL step 0 and every 5th step (rl.objective_grad_norms_every=5; a logged step's update
+  # takes ~2x as long, so ~1.2x on average; the full arm only).
   if [ "${SKILL1_L1Z:-0}" = 1 ] || [ "${SKILL1_UTIL:-0}" = 1 ]; then
     if [ -n "${SKILL1_SEEDS:-}" ] || [ "${SKILL1_BOUND:-0}" = 1 ]; then
       echo "SKILL1_L1Z=1 / SKILL1_UTIL=1 run without SKILL1_SEEDS and SKILL1_BOUND (one memory plan)"; exit 2
@@ -211,7 +212,7 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
     ARMS+=("$third|configs/skill1_alfworld_learning.py|$lam --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 $X")
   fi
   if [ "${SKILL1_OBJ_NORMS:-0}" = 1 ]; then
-    ARMS[2]="${ARMS[2]} --config.rl.log_objective_grad_norms=True"
+    ARMS[2]="${ARMS[2]} --config.rl.objective_grad_norms_every=5"
   fi
   # SKILL1_SEEDS="1 2": a grpo and a full arm per extra seed k in 1..9 (skill1_grpo<k>,
   # skill1_full<k>, with --config.seed=k; seed 0 is the base arms'), from the same warm start; all

@@ -12,7 +12,7 @@ For every ``CAMPAIGN_DIR/<arm>/metrics.jsonl`` with RL steps (rows carrying ``st
   distil only where the arm trained distil tokens);
 * the gradient norm before clipping (``grad_norm``): step 0, the median over steps >= 1, and the
   steps above the arm's ``train.clip_norm`` (``config.json``; 1.0 when absent);
-* where the arm logged them (``rl.log_objective_grad_norms``): each objective's part of it,
+* where the arm logged them (``rl.objective_grad_norms_every``): each objective's part of it,
   ``grad_norm_<objective>`` (objectives named by their ``<objective>/tokens`` keys), median over
   steps >= 1 (``grad_norm_median_after_by_objective``; a table column only when some arm has them);
 * training success: the mean of the first and of the last ``--window`` steps (10) and Welch's

@@ -23,7 +23,7 @@ Two independent levers of ``PolicyEngine.train`` (numpy only; the device work is
   denominators (``train_step.make_grad_step``), so the update equals the padded one up to fp32
   summation order while its cost follows the rows' lengths.
 
-One diagnostic (``rl.log_objective_grad_norms``): :func:`objective_part` lays out one
+One diagnostic (``rl.objective_grad_norms_every``): :func:`objective_part` lays out one
 objective's term of an update for its own gradient (``PolicyEngine._objective_grad_norms``).
 
 Batch keys that never go to the device: :data:`HOST_KEYS`.
@@ -191,7 +191,7 @@ def combine_updates(updates: Sequence[Mapping[str, float]], dens: Sequence[Mappi
       ``{name}/tokens``, ``tokens``, ``rows_without_loss_tokens`` of the rollout batch (first
       pass); ``grad_norm`` (mean over updates), ``grad_norm_max``, ``update_skipped``
       (updates skipped), ``lr`` (first update), ``updates`` (count); ``grad_norm_{name}`` (mean
-      over updates) where the updates carry it (``rl.log_objective_grad_norms``); with more than
+      over updates) where the updates carry it (``rl.objective_grad_norms_every``); with more than
       one update also ``{name}/ratio_mean_later`` and ``{name}/clip_frac_later`` over the
       updates after the first (the off-policy ones).
     """

@@ -362,7 +362,7 @@ def make_apply_step(model_cfg: ModelConfig, optimizer: optax.GradientTransformat
 def make_tree_norm(mesh=None) -> Callable:
     """Jitted ``tree -> () fp32``: the global L2 norm over all leaves (``optax.tree.norm``, the
     norm ``grad_norm`` reports), replicated on ``mesh``. Used for the per-objective gradient
-    norms of ``rl.log_objective_grad_norms`` (``PolicyEngine._objective_grad_norms``)."""
+    norms of ``rl.objective_grad_norms_every`` (``PolicyEngine._objective_grad_norms``)."""
     if mesh is None:
         return jax.jit(optax.tree.norm)
     jitted = jax.jit(optax.tree.norm, out_shardings=NamedSharding(mesh, P()))

@@ -78,7 +78,7 @@ def test_sharded_engine_equals_single_device_and_restores_across_meshes(tiny_mod
     from skillax.engine.sampling import SamplingParams
 
     c8 = config(tiny_model, (1, 4, 2), "true")
-    c8.rl.log_objective_grad_norms = True      # the per-objective norm on the mesh too
+    c8.rl.objective_grad_norms_every = 1      # the per-objective norm on the mesh too
     single = PolicyEngine.create(config(tiny_model), tmp_path / "single")
     sharded = PolicyEngine.create(c8, tmp_path / "sharded")
     assert single.mesh is None and dict(sharded.mesh.shape) == {"data": 1, "fsdp": 4, "tensor": 2}

@@ -8,7 +8,7 @@
 * k mini-batches x E epochs: on-policy old logprobs give ratio 1 / clip 0 at the first update,
   later updates see ratio != 1 and a non-zero clip fraction, and the step's metrics count the
   batch's tokens once;
-* ``rl.log_objective_grad_norms``: each objective's gradient norm on hand-computable batches
+* ``rl.objective_grad_norms_every``: each objective's gradient norm on hand-computable batches
   (one objective alone, parallel and opposite parts) within 1e-5, the triangle inequality on
   the fixture's rows, and the flag leaving both layouts' updates bit for bit as they were.
 """
@@ -186,7 +186,7 @@ def test_no_signal_batch_runs_no_update_and_the_switch_restores_the_step(tmp_pat
     assert 0.9e-5 < moved <= bound * 1.02, (moved, bound)   # 2 %: fp32 rounding of weights ~1
 
 
-# ------------------------------------------------ rl.log_objective_grad_norms (a diagnostic)
+# ------------------------------------------------ rl.objective_grad_norms_every (a diagnostic)
 
 # two REINFORCE objectives without entropy: -lambda_k A log pi per token, so a part's gradient
 # is its lambda times the gradient of sum_t A_t log pi_t / D (hand-computable ratios below)
@@ -194,9 +194,9 @@ PAIR = {"policy": ObjectiveConfig(loss="reinforce", entropy_coef=0.0),
         "aux": ObjectiveConfig(weight=0.3, loss="reinforce", entropy_coef=0.0)}
 
 
-def _norms_engine(tmp_path, name, on=True, **kw):
+def _norms_engine(tmp_path, name, every=1, **kw):
     c = _config(**kw)
-    c.rl.log_objective_grad_norms = on
+    c.rl.objective_grad_norms_every = every
     return PolicyEngine(_params(), CFG, None, c, tmp_path / name)
 
 
@@ -230,15 +230,19 @@ def test_objective_grad_norms_one_part_parallel_and_opposite_parts(batch, tmp_pa
 
 @pytest.mark.parametrize("layout", ["padded", "buckets"])
 def test_objective_grad_norms_leave_the_update_bit_identical(batch, tmp_path, layout):
-    """The flag on vs off, two updates (Adam moments too): the same params bit for bit and the
-    same metrics, plus grad_norm_<objective> for each objective. (lr 1e-5: the first test's
+    """Off (0) vs every 2nd call, three updates (Adam moments too): the same params bit for bit
+    and the same metrics, plus grad_norm_<objective> for each objective on calls 0 and 2 only; a
+    negative value is refused. (lr 1e-5: the first test's
     engines, whose compiled programs the cache then holds.)"""
-    off = _norms_engine(tmp_path, "off", on=False, layout=layout, lr=1e-5)
-    on = _norms_engine(tmp_path, "on", layout=layout, lr=1e-5)
-    for _ in range(2):
+    off = _norms_engine(tmp_path, "off", every=0, layout=layout, lr=1e-5)
+    on = _norms_engine(tmp_path, "on", every=2, layout=layout, lr=1e-5)
+    for call in range(3):    # every=2: logged on calls 0 and 2, not on call 1
         m_off, m_on = off.train(batch, OBJS), on.train(batch, OBJS)
-        extra = {k: m_on.pop(k) for k in ("grad_norm_policy", "grad_norm_aux")}
+        extra = {k: m_on.pop(k) for k in ("grad_norm_policy", "grad_norm_aux") if k in m_on}
         m_off.pop("time/update_s"), m_on.pop("time/update_s")
         assert m_on == m_off and all(v > 0 for v in extra.values())
+        assert len(extra) == (0 if call == 1 else 2), call
     assert all(np.array_equal(a, b) for a, b in zip(_leaves(off), _leaves(on)))
     assert max(float(np.abs(a - b).max()) for a, b in zip(_leaves(on), jax.tree.leaves(_params()))) > 1e-6
+    with pytest.raises(ValueError, match="objective_grad_norms_every must be >= 0"):
+        _norms_engine(tmp_path, "neg", every=-1, layout=layout)

@@ -98,9 +98,11 @@ class EngineConfig:
     mini_batches: int = 1
     epochs: int = 1
     skip_no_signal: bool = True
-    log_objective_grad_norms: bool = False
+    objective_grad_norms_every: int = 0
 
     def __post_init__(self):
+        if self.objective_grad_norms_every < 0:
+            raise ValueError(f"rl.objective_grad_norms_every must be >= 0 (0 = off), got {self.objective_grad_norms_every}")
         if self.update_layout not in mb_lib.LAYOUTS:
             raise ValueError(f"train.update_layout must be one of {mb_lib.LAYOUTS}, got {self.update_layout!r}")
         if self.mini_batches < 1 or self.epochs < 1:
@@ -109,7 +111,7 @@ class EngineConfig:
     @classmethod
     def from_config(cls, c, rl=None) -> "EngineConfig":
         """From ``config.train`` (and ``config.rl`` for ``mini_batches``, ``epochs``,
-        ``skip_no_signal``, ``log_objective_grad_norms``)."""
+        ``skip_no_signal``, ``objective_grad_norms_every``)."""
         rl = rl if rl is not None else {}
         return cls(lr=float(c.lr), total_steps=int(c.total_steps), warmup_ratio=float(c.warmup_ratio),
                    schedule=str(c.get("schedule", "cosine")),
@@ -119,7 +121,7 @@ class EngineConfig:
                    update_layout=str(c.get("update_layout", "buckets")),
                    mini_batches=int(rl.get("mini_batches", 1)), epochs=int(rl.get("epochs", 1)),
                    skip_no_signal=bool(rl.get("skip_no_signal", True)),
-                   log_objective_grad_norms=bool(rl.get("log_objective_grad_norms", False)))
+                   objective_grad_norms_every=int(rl.get("objective_grad_norms_every", 0)))
 
     @property
     def updates_per_step(self) -> int:
@@ -174,6 +176,7 @@ class PolicyEngine:
                                compiler_options=parse_compiler_options(cfg.model.get("sampler_xla", "")))
         self.checkpointer = Checkpointer(self.workdir / "checkpoints", max_to_keep=int(cfg.get("keep_checkpoints", 2)))
         self._train_steps: dict[Any, Any] = {}
+        self._rl_calls = 0   # train() calls of this process (rl.objective_grad_norms_every)
         self._calls = CallCounter()  # shared by every policy_sampler (checkpointed)
 
     @classmethod
@@ -365,7 +368,7 @@ class PolicyEngine:
         ``train.update_layout = "buckets"`` when its rows span several length buckets -- on
         length-bucketed micro-batches whose gradients add up to the padded update's.
         Metrics: :func:`skillax.rl.minibatch.combine_updates` (one update: the train step's own);
-        with ``rl.log_objective_grad_norms`` also ``grad_norm_<objective>`` per update
+        every ``rl.objective_grad_norms_every``-th call also ``grad_norm_<objective>`` per update
         (:meth:`_objective_grad_norms`).
 
         Objectives with a KL term use the weights before the first update as the reference
@@ -414,6 +417,7 @@ class PolicyEngine:
                                     whole=len(parts) == 1 and rows.size == n, need_dens=several)
                 updates.append(m)
                 dens.append({k: float(np.asarray(v)) for k, v in d.items()})
+        self._rl_calls += 1
         self._refresh_sampler_params()
         metrics = mb_lib.combine_updates([{k: float(np.asarray(v)) for k, v in m.items()} for m in updates],
                                          dens, {k: o.weight for k, o in objectives.items()}, len(parts))
@@ -496,8 +500,10 @@ class PolicyEngine:
 
     def _objective_grad_norms(self, host: Mapping, rows: np.ndarray, lengths: np.ndarray, objectives: Mapping,
                               ref) -> dict:
-        """``rl.log_objective_grad_norms`` (a diagnostic; off: ``{}``): ``{"grad_norm_<k>": ||g_k||}``
-        for each objective k of the update on ``rows`` of ``host``, at the params it starts from.
+        """``rl.objective_grad_norms_every`` = N (a diagnostic; 0 = off: ``{}``): on the 1st,
+        (N+1)-th, (2N+1)-th ... ``train`` call of this process (a resumed run counts from its
+        restart), ``{"grad_norm_<k>": ||g_k||}`` for each objective k of the update on ``rows``
+        of ``host``, at the params it starts from; ``{}`` on the other calls.
 
         The update's loss is L = sum_k lambda_k num_k / D_k (``rl.objectives.objectives_loss``,
         D_k over the update's rows); g_k is the gradient of objective k's term lambda_k num_k /
@@ -515,7 +521,8 @@ class PolicyEngine:
         more compiled grad step per length bucket. It runs before the update, which is a separate
         program left as it is: the applied update is the flag-off one, bit for bit.
         """
-        if not self.train_cfg.log_objective_grad_norms:
+        every = self.train_cfg.objective_grad_norms_every
+        if every <= 0 or self._rl_calls % every:
             return {}
         from skillax.rl import objectives as obj_lib
         from skillax.rl import train_step as ts

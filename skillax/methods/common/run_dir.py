@@ -37,7 +37,7 @@ MAY_CHANGE = (
     "eval.", "infer.", "warmstart.", "mesh.", "sft.",
     "env.workers", "model.sampler_memory_gb", "model.share_prefill", "model.cache_attention",
     "train.micro_batch", "train.logprob_chunk", "train.remat", "train.length_buckets", "train.update_layout",
-    "rl.log_objective_grad_norms",   # a diagnostic: more metrics, the same updates
+    "rl.objective_grad_norms_every",   # a diagnostic: more metrics, the same updates
 )
 
 

@@ -290,7 +290,10 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
       sft.skill_fraction: share of SFT play episodes with a demo skill in the play prompt
       (sft.irrelevant_fraction of those: a skill of another task type).
     Evaluation: eval.splits (tuple or "a,b"; default env.eval_split), eval.n_tasks (0 = every
-    game of each split), eval.batch_size (episodes per chunk; 0 = all at once).
+    game of each split), eval.batch_size (episodes per chunk; 0 = all at once), eval.at_steps
+    (ours; "" = none, "12" or "10,20": after those RL steps the policy also plays the evaluation
+    games without a library -- a held-out curve, ``eval_steps/step_<k>/``, metrics
+    ``heldout/<split>``; methods.skill1.heldout).
     Play throughput (issue 17; the same episodes whichever is chosen, for the same seed):
       env.workers         game processes: 0 = in-process, N, or -1 = the cores this process may
                           use minus one (``agents.envs.runner.resolve_workers``; capped by
@@ -344,5 +347,5 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
     c.sft.skill_fraction = 0.0
     c.sft.irrelevant_fraction = 0.25
     c.eval = ml_collections.ConfigDict(dict(n_tasks=32, temperature=0.4, ablate_retrieval=True, splits="",
-                                            batch_size=0))
+                                            batch_size=0, at_steps=""))
     return c

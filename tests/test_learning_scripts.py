@@ -396,3 +396,31 @@ def test_run_shape_reads_steps_builds_grad_norms_and_the_success_trend(tmp_path,
     assert [x["arm"] for x in lines] == ["skill1_full", "skill1_grpo"] and "run_shape.py" in lines[0]["command"]
     with pytest.raises(SystemExit, match="no arm"):
         rs.main([str(tmp_path / "skill1_sft")])
+
+
+def test_heldout_curve_pairs_each_step_and_the_final_eval_with_the_sft_arm(tmp_path, capsys):
+    """heldout_curve.py (eval.at_steps): per arm the held-out points in step order then "final",
+    each with its Wilson interval and its paired difference from the SFT arm on the same games;
+    an arm without eval_steps/ is left out, a point on other games is refused."""
+    from skillax.evaluation.stats import wilson_interval
+
+    mod = _script("heldout_curve")
+    _write_eval(tmp_path / "skill1_sft", "without_library", [False, False, True, False])
+    grpo = tmp_path / "skill1_grpo"
+    _write_eval(grpo / "eval_steps" / "step_12", "without_library", [True, False, True, False])
+    _write_eval(grpo / "eval_steps" / "step_3", "without_library", [False, False, False, False])
+    _write_eval(grpo, "without_library", [True, True, True, False])
+    _write_eval(tmp_path / "skill1_full", "without_library", [True, True, True, True])   # no curve
+    rows = mod.curve_rows(tmp_path)
+    got = [(r["arm"], r["point"], r["successes"], r["delta"], r["arm_only"], r["baseline_only"]) for r in rows]
+    # hand-computed: SFT wins game 2 only
+    assert got == [("skill1_grpo", "3", 0, pytest.approx(-0.25), 0, 1),
+                   ("skill1_grpo", "12", 2, pytest.approx(0.25), 1, 0),
+                   ("skill1_grpo", "final", 3, pytest.approx(0.5), 2, 0)]
+    assert rows[1]["ci95"] == list(wilson_interval(2, 4)) and rows[1]["split"] == "valid_unseen"
+    assert mod.main([str(tmp_path), "--out", str(tmp_path / "h.jsonl")]) == 0
+    assert "| skill1_grpo | valid_unseen | 12 | 0.500" in capsys.readouterr().out
+    assert len((tmp_path / "h.jsonl").read_text().splitlines()) == 3
+    _write_eval(grpo / "eval_steps" / "step_20", "without_library", [True, True])            # 2 of the 4 games
+    with pytest.raises(ValueError, match="different games"):
+        mod.curve_rows(tmp_path)

@@ -96,3 +96,18 @@ def test_campaign9_overrides_and_the_bound_arm(tmp_path):
                  "--config.eval.ablate_retrieval=False", "--config.model.sampler_memory_gb=4"] + kl)
     assert eval_conditions(hw, never_had_library=False) == ("with_library",) and hw.model.sampler_memory_gb == 4
     assert hw.sft.rerank_demos                     # campaign 10's fix is in the warm start the arms share
+
+
+def test_eval_at_steps_parses_from_the_command_line_and_refuses_bad_entries():
+    """eval.at_steps (methods.skill1.heldout): "12" or "10,20" from the launcher's override, a
+    tuple from Python; a negative, fractional or non-numeric entry is refused with its name."""
+    from skillax.methods.skill1 import heldout
+
+    assert heldout.at_steps(_parse([])) == frozenset()
+    assert heldout.at_steps(_parse(["--config.eval.at_steps=12"])) == {12}
+    assert heldout.at_steps(_parse(["--config.eval.at_steps=10, 20"])) == {10, 20}
+    assert heldout.at_steps(ConfigDict(dict(eval=dict(at_steps=(3, 0))))) == {0, 3}
+    for bad in ("-1", "2.5", "ten", "1,,x"):
+        with pytest.raises(ValueError, match="eval.at_steps entry"):
+            heldout.at_steps(ConfigDict(dict(eval=dict(at_steps=bad))))
+    assert str(heldout.step_dir("/w", 12)) == "/w/eval_steps/step_12"

@@ -64,8 +64,11 @@ def test_skill1_loop_runs_and_restarts_after_a_crash(tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.count("SFT warm start:") == 1 and (work / "warmstart" / "DONE.json").is_file()
     assert not (work / "checkpoints").is_dir() or not any(p.name.isdigit() for p in (work / "checkpoints").iterdir())
-    # the restart: the SFT is not repeated; then one RL step
-    results = modes.run(_config(ckpt, 1), str(work))
+    # the restart: the SFT is not repeated; then one RL step, with the held-out curve's point
+    # after it (eval.at_steps; methods.skill1.heldout)
+    good = _config(ckpt, 1)
+    good.eval.at_steps = "0"
+    results = modes.run(good, str(work))
     out = capsys.readouterr().out
     assert "SFT warm start:" not in out and f"warm start loaded from {work / 'warmstart'}" in out
     with Checkpointer(work / "checkpoints") as ck:
@@ -81,4 +84,10 @@ def test_skill1_loop_runs_and_restarts_after_a_crash(tmp_path, capsys):
     assert m["compile/build_s"] == pytest.approx(sum(b["seconds"] for b in built), abs=0.01)
     assert {"batch", "prefill_rows", "chunk", "cache_len", "fresh", "shared"} <= set(built[0])
     assert set(results) >= {"with_library", "without_library", "library"}
+    (key,) = [k for k in m if k.startswith("heldout/")]           # one eval split
+    split = key.split("/", 1)[1]
+    held = [json.loads(x) for x in (work / "eval_steps/step_0/eval" / f"without_library__{split}.jsonl")
+            .read_text().splitlines()]
+    assert len(held) == 1 and m[key] == float(held[0]["won"]) and m["time/heldout_s"] > 0
+    assert "held-out after RL step 0, without_library" in out
     assert (work / "metrics.png").is_file() and (work / "skills").is_dir()

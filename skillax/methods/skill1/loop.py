@@ -53,6 +53,7 @@ from skillax.methods.common.engine import PolicyEngine
 from skillax.methods.common.eval_io import eval_splits, write_condition
 from skillax.methods.common.play import play_config, play_overlap
 from skillax.methods.common.rows import build_batch
+from skillax.methods.skill1 import heldout
 from skillax.methods.skill1 import objectives as obj_lib
 from skillax.methods.skill1 import prompts, sft_data
 from skillax.methods.skill1.evaluate import evaluate_condition, library_stats
@@ -273,6 +274,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     writer = MetricsWriter(workdir / "metrics.jsonl", total_steps=int(cfg.steps), initial_step=start,
                            bar_keys=("success_rate", "retrieval_rate", "library_size", "util/loss"))
     clock = RLClock.from_config(cfg).start()
+    heldout_steps = heldout.at_steps(cfg)              # eval.at_steps: a held-out curve (ours)
     count_mode = str(cfg.library.get("count_mode", "selected"))
     committed = start - 1                        # the last checkpointed RL step (-1: none)
     try:
@@ -306,6 +308,10 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             times.update(log_builds(engine.sampler.builds[b0:], step, workdir))
             m = step_metrics(eps, counts, library, gens, batch, times)
             m.update(train_metrics)
+            if step in heldout_steps:
+                m.update(heldout.evaluate_at_step(
+                    cfg, step, engine.policy_sampler(float(cfg.eval.temperature)), library, index, pool, pcfg,
+                    rollout_config(cfg, use_retrieval=False, distil="off"), workdir))
             writer.write(step, m)
             stop = collectives.first_reason(clock.stop_reason(step_s))   # every process stops at the same step
             if (step + 1) % int(cfg.checkpoint_every) == 0 or step + 1 == int(cfg.steps) or stop:

@@ -30,6 +30,10 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
     batch_buckets: row sizes the sampler pads a call to (``engine.buckets.batch_buckets``):
       "auto" (8, 16, 32, 64, 96, ... on GPU/TPU -- fewer programs built after warm-up; the fine
       1, 2, 3, 4, 6, ... on CPU, where a padded row costs compute) | "coarse" | "fine" | "8,32,...".
+    prompt_buckets: prefill-chunk lengths the sampler pads a prompt to
+      (``engine.buckets.prompt_buckets``): "fine" (16, 24, 32, 48, ...; the default) | "coarse"
+      (powers of two: fewer programs built as agent histories grow, up to 2x prefill padding)
+      | "512,1024,...".
     """
     c = ml_collections.ConfigDict()
     c.path = path
@@ -41,6 +45,7 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
     c.sampler_memory_gb = 0.0
     c.sampler_xla = ""
     c.batch_buckets = "auto"
+    c.prompt_buckets = "fine"
     return c
 
 

@@ -326,6 +326,12 @@ def test_learning_sh_skill1_model_switch_names_the_allowed_policies(tmp_path):
     assert [a for a in arms if "objective_grad_norms_every=5" in arms[a]] == ["skill1_full"]
     assert all("qwen2.5-coder-0.5b" in line and "--config.env.workers=5" in line
                for a, line in arms.items() if a != "skill1_sft")
+    # session 18: every Skill1 arm pads a sampler call to >= 32 rows; SKILL1_ROWS=auto restores 8/16/32
+    rows32 = "--config.model.batch_buckets=32,64,96,128,192,256,384,512,768,1024"
+    assert all(rows32 in line for line in arms.values())
+    auto = subprocess.run(["bash", "benchmarks/device/learning.sh", "plan"], cwd=repo, env={**env, "SKILL1_ROWS": "auto"},
+                          capture_output=True, text=True, timeout=60)
+    assert auto.returncode == 0 and auto.stdout.count("--config.model.batch_buckets=auto") == 4, auto.stdout
 
 
 def test_run_shape_reads_steps_builds_grad_norms_and_the_success_trend(tmp_path, capsys):
@@ -411,6 +417,9 @@ def test_heldout_curve_pairs_each_step_and_the_final_eval_with_the_sft_arm(tmp_p
     _write_eval(grpo / "eval_steps" / "step_3", "without_library", [False, False, False, False])
     _write_eval(grpo, "without_library", [True, True, True, False])
     _write_eval(tmp_path / "skill1_full", "without_library", [True, True, True, True])   # no curve
+    # training invalid-action rate 0.002 up to step 14, 0.99 from step 15 (campaign 15's GRPO)
+    (grpo / "metrics.jsonl").write_text("".join(
+        json.dumps({"step": k, "invalid_action_rate": 0.002 if k < 15 else 0.99}) + "\n" for k in range(20)))
     rows = mod.curve_rows(tmp_path)
     got = [(r["arm"], r["point"], r["successes"], r["delta"], r["arm_only"], r["baseline_only"]) for r in rows]
     # hand-computed: SFT wins game 2 only
@@ -418,8 +427,11 @@ def test_heldout_curve_pairs_each_step_and_the_final_eval_with_the_sft_arm(tmp_p
                    ("skill1_grpo", "12", 2, pytest.approx(0.25), 1, 0),
                    ("skill1_grpo", "final", 3, pytest.approx(0.5), 2, 0)]
     assert rows[1]["ci95"] == list(wilson_interval(2, 4)) and rows[1]["split"] == "valid_unseen"
+    assert {r["format_flip_step"] for r in rows} == {15}
+    assert mod.format_flip_step(tmp_path / "skill1_full") is None                         # no metrics
     assert mod.main([str(tmp_path), "--out", str(tmp_path / "h.jsonl")]) == 0
-    assert "| skill1_grpo | valid_unseen | 12 | 0.500" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "| skill1_grpo | valid_unseen | 12 | 0.500" in printed and printed.rstrip().endswith("| 15 |")
     assert len((tmp_path / "h.jsonl").read_text().splitlines()) == 3
     _write_eval(grpo / "eval_steps" / "step_20", "without_library", [True, True])            # 2 of the 4 games
     with pytest.raises(ValueError, match="different games"):

@@ -157,6 +157,14 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
     qwen) X="$X --config.model.path=qwen2.5-coder-0.5b";;
     *) echo "SKILL1_MODEL=$SKILL1_MODEL: one of smol, qwen"; exit 2;;
   esac
+  # SKILL1_ROWS (session 18): the sampler's row buckets (model.batch_buckets) of every Skill1 arm.
+  # Default: no call pads to fewer than 32 rows (a training step's 8 tasks x G = 4). Agent play
+  # samples whichever rows wait, so with "auto" (8, 16, 32, ...) the row count walks 8 / 16 / 32
+  # and each (rows, chunk) pair builds late: replayed on campaign 15's logs, 12 -> 4 (full) and
+  # 11 -> 1 (GRPO) programs built after RL step 0, ~100 s of builds an arm
+  # (benchmarks/build_keys.py, benchmarks/results/build_keys.jsonl). Same samples (padded rows
+  # never sample); a padded row costs prefill compute only. SKILL1_ROWS=auto = before.
+  X="$X --config.model.batch_buckets=${SKILL1_ROWS:-32,64,96,128,192,256,384,512,768,1024}"
   ARMS=(
     "skill1_sft|configs/skill1_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/skill1 --config.env.workers=4 $X"
     "skill1_grpo|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=7 $X"

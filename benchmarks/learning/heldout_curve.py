@@ -8,7 +8,10 @@ or "final" (the arm's end-of-run ``eval/without_library__<split>.jsonl``); its s
 Wilson interval, and the paired difference (bootstrap 95 %) against ``--baseline``'s
 ``without_library`` evaluation of the same games (the SFT warm start: step 0 of every arm's
 curve). Campaign 15 needs this: GRPO's +0.224 over SFT was measured after 30 steps only, while its
-play format changed at step 15. Prints a Markdown table and writes one JSON line per row.
+play format changed at step 15. Each row also carries the arm's ``format_flip_step``: the first RL
+step whose training ``invalid_action_rate`` (``metrics.jsonl``) is >= 0.5 (None: never, or no
+metrics), so a point reads as before or after a format change (campaign 16's secondary reading).
+Prints a Markdown table and writes one JSON line per row.
 """
 from __future__ import annotations
 
@@ -39,12 +42,29 @@ def points(arm: pathlib.Path, split: str) -> list[tuple[str, pathlib.Path]]:
     return out
 
 
+FLIP_RATE = 0.5
+
+
+def format_flip_step(arm: pathlib.Path) -> int | None:
+    """First RL step of ``arm/metrics.jsonl`` with ``invalid_action_rate`` >= :data:`FLIP_RATE`
+    (None when no step has, or there is no metrics file)."""
+    f = arm / "metrics.jsonl"
+    if not f.exists():
+        return None
+    for line in f.read_text().splitlines():
+        r = json.loads(line) if line.strip() else {}
+        if float(r.get("invalid_action_rate", 0.0)) >= FLIP_RATE:
+            return int(r["step"])
+    return None
+
+
 def curve_rows(campaign: pathlib.Path, baseline: str = "skill1_sft") -> list[dict]:
     """The rows described in the module docstring, for every arm with at least one held-out step
     (arms without ``eval_steps`` are left out). Raises ValueError (``paired_delta``) when a point
     and the baseline evaluated different games."""
     rows = []
     for arm in sorted(p for p in campaign.iterdir() if (p / "eval_steps").is_dir()):
+        flip = format_flip_step(arm)
         splits = sorted({f.name.split("__", 1)[1][:-len(".jsonl")]
                          for f in (arm / "eval_steps").glob(f"step_*/eval/{COND}__*.jsonl")})
         for split in splits:
@@ -54,7 +74,8 @@ def curve_rows(campaign: pathlib.Path, baseline: str = "skill1_sft") -> list[dic
                 recs = read_records(path)
                 won = sum(r.won for r in recs)
                 row = {"arm": arm.name, "split": split, "point": point, "n": len(recs), "successes": won,
-                       "success": won / len(recs), "ci95": list(wilson_interval(won, len(recs)))}
+                       "success": won / len(recs), "ci95": list(wilson_interval(won, len(recs))),
+                       "format_flip_step": flip}
                 if base is not None:
                     d = paired_delta(base, recs)
                     row.update(baseline=baseline, delta=d["delta"], delta_ci95=d["delta_ci95"],
@@ -64,13 +85,15 @@ def curve_rows(campaign: pathlib.Path, baseline: str = "skill1_sft") -> list[dic
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| arm | split | after RL step | success [95% CI] | − baseline [paired bootstrap 95% CI], arm-only / baseline-only |",
-             "|---|---|---|---|---|"]
+    lines = ["| arm | split | after RL step | success [95% CI] | − baseline [paired bootstrap 95% CI], arm-only / baseline-only "
+             "| train invalid >= 0.5 from step |",
+             "|---|---|---|---|---|---|"]
     for r in rows:
         d = (f"{r['delta']:+.3f} [{r['delta_ci95'][0]:+.3f}, {r['delta_ci95'][1]:+.3f}], "
              f"{r['arm_only']} / {r['baseline_only']}") if "delta" in r else "–"
         lines.append(f"| {r['arm']} | {r['split']} | {r['point']} | {r['success']:.3f} "
-                     f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] | {d} |")
+                     f"[{r['ci95'][0]:.3f}, {r['ci95'][1]:.3f}] | {d} | "
+                     f"{'never' if r['format_flip_step'] is None else r['format_flip_step']} |")
     return "\n".join(lines) + "\n"
 
 

@@ -83,6 +83,19 @@ class Buckets:
         return min(self.cache[i], max_len) if i < len(self.cache) else max_len
 
 
+def chunk_and_new(buckets: Buckets, max_len: int, longest: int, max_new: int, reserve: int) -> tuple[int, int]:
+    """A fresh sampler call's bucketed chunk length T >= longest and output size n_new >=
+    max_new (tokens), clipped so that T + n_new + reserve <= max_len (the caller checked that
+    the unbucketed sum fits). A length past the largest bucket is used as it is."""
+    T = buckets.pick("prompt", longest) if longest <= buckets.prompt[-1] else longest
+    n_new = buckets.pick("new_tokens", max_new) if max_new <= buckets.new_tokens[-1] else max_new
+    room = max_len - reserve
+    if T + n_new > room:
+        n_new = max(max_new, room - T)
+        T = room - n_new if T + n_new > room else T
+    return T, n_new
+
+
 def coarse_batches(hi: int = 1024) -> tuple[int, ...]:
     """Row sizes 8, 16, 32, 64, then the 1.5x points (96, 128, 192, 256, ...) up to >= hi."""
     return tuple(x for x in powers_of_two_and_halves(8, hi) if x >= 64 or x & (x - 1) == 0)
@@ -121,3 +134,34 @@ def batch_buckets(spec: str, backend: str) -> tuple[int, ...]:
     if not rows or rows[0] <= 0:
         raise ValueError(f"model.batch_buckets={spec!r}: row sizes must be positive")
     return rows
+
+
+def prompt_buckets(spec: str) -> tuple[int, ...]:
+    """Prefill-chunk (prompt length) buckets of a method engine's sampler (``model.prompt_buckets``).
+
+    Every distinct chunk length is its own compiled program per row / cache bucket, and the
+    cache bucket follows from chunk + new tokens. An agent's prompt grows with its history, so
+    a run walks through the chunk sizes one by one and builds each late: campaign 15's
+    Qwen 0.5B arms built 11-12 programs after RL step 0, 86-98 s each arm
+    (``benchmarks/results/learning/campaign_2026-12-04b``; ``benchmarks/build_keys.py``
+    replays such a log under other buckets). "coarse" = powers of two from 16 (half the
+    sizes: a prompt pads up to 2x instead of 1.5x -- prefill compute and cache slots, cheap
+    for a small policy on an accelerator, not for an 8B one near the memory limit).
+
+    Args:
+      spec: "fine" (``Buckets``' default: 16, 24, 32, 48, ...) | "coarse" | a comma list of
+        lengths ("512,1024,2048"; a prompt longer than the largest uses its own length).
+    Returns: sorted lengths. Raises ValueError on an unknown word or a bad list.
+    """
+    spec = str(spec).strip().lower()
+    if spec == "fine":
+        return Buckets().prompt
+    if spec == "coarse":
+        return powers_of_two(16, 1 << 17)
+    try:
+        sizes = tuple(sorted({int(x) for x in spec.split(",") if x.strip()}))
+    except ValueError:
+        raise ValueError(f"model.prompt_buckets={spec!r}: 'fine', 'coarse' or a comma list of lengths") from None
+    if not sizes or sizes[0] <= 0:
+        raise ValueError(f"model.prompt_buckets={spec!r}: lengths must be positive")
+    return sizes

@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from skillax.engine import stops
-from skillax.engine.buckets import Buckets
+from skillax.engine.buckets import Buckets, chunk_and_new
 from skillax.engine.decode import REASONS, Programs, StepInputs
 from skillax.engine.sampling import SamplingParams, sampling_mode
 from skillax.models.kv_cache import KVCache, init_cache
@@ -649,15 +649,8 @@ class Sampler:
         return ids
 
     def _chunk_and_new(self, longest: int, max_new: int, reserve: int) -> tuple[int, int]:
-        """Bucketed chunk length T >= longest and output size n_new >= max_new, clipped so
-        that T + n_new + reserve <= max_len (the caller checked the unbucketed sum fits)."""
-        T = self.buckets.pick("prompt", longest) if longest <= self.buckets.prompt[-1] else longest
-        n_new = self.buckets.pick("new_tokens", max_new) if max_new <= self.buckets.new_tokens[-1] else max_new
-        room = self.max_len - reserve
-        if T + n_new > room:
-            n_new = max(max_new, room - T)
-            T = room - n_new if T + n_new > room else T
-        return T, n_new
+        """``engine.buckets.chunk_and_new`` with this sampler's buckets and max_len."""
+        return chunk_and_new(self.buckets, self.max_len, longest, max_new, reserve)
 
     def _consts(self, sp: SamplingParams) -> dict:
         """Device-side stop tables for ``sp`` (raises ValueError on unsupported settings)."""

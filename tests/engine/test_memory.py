@@ -105,6 +105,35 @@ def test_batch_buckets_spec():
             batch_buckets(bad, "gpu")
 
 
+def test_prompt_buckets_spec():
+    """``model.prompt_buckets``: hand-listed sizes for each word and bad specs."""
+    from skillax.engine.buckets import prompt_buckets
+
+    assert prompt_buckets("fine") == Buckets().prompt
+    assert prompt_buckets(" Coarse ")[:6] == (16, 32, 64, 128, 256, 512)
+    assert prompt_buckets("coarse")[-1] == 1 << 17 and len(prompt_buckets("coarse")) == 14
+    assert prompt_buckets("1024, 512,512") == (512, 1024)
+    b = Buckets(prompt=prompt_buckets("coarse"))
+    # campaign 15's chunk sizes 384 / 768 / 1536 pad to the next power of two
+    assert [b.pick("prompt", n) for n in (300, 384, 600, 768, 1100, 1536)] == [512, 512, 1024, 1024, 2048, 2048]
+    for bad in ("auto", "8,x", "", "0,8"):
+        with pytest.raises(ValueError, match="prompt_buckets"):
+            prompt_buckets(bad)
+
+
+def test_padded_prompts_sample_like_fine_buckets(qwen3, sampler):
+    """Coarse prompt buckets (prompts of 10-24 tokens left-padded to a 64-token chunk, not 24)
+    sample the same tokens and logprobs: padded positions are masked."""
+    _, params, _ = qwen3
+    sp = SamplingParams(max_new_tokens=12, temperature=1.0, n=1)
+    fine = sampler.generate(params, PROMPTS, sp, seed=4, step=1)
+    with _set(sampler, buckets=Buckets(batch=sampler.buckets.batch, prompt=(64, 1 << 17),
+                                       new_tokens=sampler.buckets.new_tokens, cache=sampler.buckets.cache)) as c:
+        coarse = c.generate(params, PROMPTS, sp, seed=4, step=1)
+    assert fine.stats["chunk"] < coarse.stats["chunk"] == 64
+    _same(fine, coarse)
+
+
 def test_padded_rows_sample_like_fine_buckets(qwen3, sampler):
     """Coarse row buckets (3 and 5 rows padded to 8) sample the same tokens and logprobs as rows
     padded to 4 and 8: padding rows never sample and rows keep their keys."""
@@ -207,9 +236,12 @@ def test_engine_reads_sampler_memory_gb(tmp_path):
     c.model.sampler_xla = "xla_gpu_autotune_level=1"
     assert config_defaults.model().batch_buckets == "auto"
     c.model.batch_buckets = "8,32"
+    assert config_defaults.model().prompt_buckets == "fine"
+    c.model.prompt_buckets = "512,1024"
     eng = PolicyEngine.create(c, tmp_path / "run")
     try:
         assert eng.sampler.buckets.batch == (8, 32)
+        assert eng.sampler.buckets.prompt == (512, 1024)
         assert eng.sampler.memory_budget == int(1.5 * GIB)
         assert eng.sampler.compiler_options == {"xla_gpu_autotune_level": 1}
     finally:

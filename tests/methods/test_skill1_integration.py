@@ -83,6 +83,10 @@ def test_skill1_loop_runs_and_restarts_after_a_crash(tmp_path, capsys):
     assert m["compile/builds"] == len(built) > 0 and {b["step"] for b in built} == {0}
     assert m["compile/build_s"] == pytest.approx(sum(b["seconds"] for b in built), abs=0.01)
     assert {"batch", "prefill_rows", "chunk", "cache_len", "fresh", "shared"} <= set(built[0])
+    # what the policy wrote (methods.skill1.play_log): invalid fractions by reason, sample responses
+    assert sum(m[k] for k in m if k.startswith("invalid/")) == pytest.approx(m["invalid_action_rate"])
+    (samples,) = [json.loads(x) for x in (work / "play_samples.jsonl").read_text().splitlines()]
+    assert samples["step"] == 0 and samples["samples"] and all("response" in s for s in samples["samples"])
     assert set(results) >= {"with_library", "without_library", "library"}
     (key,) = [k for k in m if k.startswith("heldout/")]           # one eval split
     split = key.split("/", 1)[1]

@@ -25,7 +25,8 @@ applies the same deterministic library update and builds the same training batch
 episodes, so the SQLite library stays byte-identical (checked by digest after every update:
 a DistributedError on every process when it is not) and ``engine.train`` gets one global batch.
 The stop decision is taken by all (any process's clock stops the run). Process 0 writes the
-run's files (metrics, ``library.sqlite``, ``skills/``, ``eval/``, plots); the checkpoint is
+run's files (metrics, ``library.sqlite``, ``skills/``, ``eval/``, plots, ``sampler_builds.jsonl``,
+``play_samples.jsonl``: ``methods.skill1.play_log``); the checkpoint is
 orbax's multi-process save. With the same seed a 2-process run gives the 1-process run's
 metrics, library and (up to fp32 summation order over the mesh) parameters.
 """
@@ -53,7 +54,7 @@ from skillax.methods.common.engine import PolicyEngine
 from skillax.methods.common.eval_io import eval_splits, write_condition
 from skillax.methods.common.play import play_config, play_overlap
 from skillax.methods.common.rows import build_batch
-from skillax.methods.skill1 import heldout
+from skillax.methods.skill1 import heldout, play_log
 from skillax.methods.skill1 import objectives as obj_lib
 from skillax.methods.skill1 import prompts, sft_data
 from skillax.methods.skill1.evaluate import evaluate_condition, library_stats
@@ -249,6 +250,8 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     start, host, files = engine.restore()
     library = open_library(cfg, encoder, workdir, files if host is not None else None, engine.tokenizer)
     cleanup.callback(library.close)
+    if process.is_writer():                      # steps after the checkpoint run again
+        host_state.truncate_jsonl(workdir / play_log.SAMPLES_FILE, start)
     if host is not None:                         # resume wins over any warm start
         stream.set_state(host["stream"])
         print(f"resumed from checkpoint: next step {start}")
@@ -307,6 +310,8 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
                      "compile_count": engine.sampler.compile_count}
             times.update(log_builds(engine.sampler.builds[b0:], step, workdir))
             m = step_metrics(eps, counts, library, gens, batch, times)
+            m.update(play_log.invalid_reasons(eps))       # invalid/<reason>: what the format drift is
+            play_log.write_samples(workdir, play_log.play_samples(eps, step))
             m.update(train_metrics)
             if step in heldout_steps:
                 m.update(heldout.evaluate_at_step(

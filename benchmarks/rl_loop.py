@@ -418,7 +418,8 @@ def bench_engine(args) -> None:
     import jax.numpy as jnp
     import numpy as np
 
-    from benchmarks.sampling import model_config, roofline_tokens_per_s
+    from benchmarks.roofline import call_limit, decode_roofline_tokens_per_s
+    from benchmarks.sampling import model_config
     from skillax.engine import Buckets, Sampler, SamplingParams
     from skillax.models.params import init_params
 
@@ -454,7 +455,9 @@ def bench_engine(args) -> None:
     toks = sum(c[2] for c in calls)
     dev = sum(c[1] for c in calls)
     peak, limit = peak_memory()
-    limit_tps, _ = roofline_tokens_per_s(cfg, E, P, N, dtype.itemsize, args.bandwidth)
+    limit_tps, _ = decode_roofline_tokens_per_s(cfg, E, P, N, dtype.itemsize, args.bandwidth)
+    call = call_limit(cfg, E, P, N, dtype.itemsize, bandwidth=args.bandwidth, matmul_flops=args.matmul_flops,
+                      prefill_rows=E // G if args.share_prefill else E)
     phases = {"sampling": dev, "host": wall - dev}
     shape = dict(model=args.model, episodes=E, group=G, turns=args.turns, prompt_len=P, new_tokens=N,
                  dtype=args.dtype, share_prefill=bool(args.share_prefill))
@@ -464,6 +467,8 @@ def bench_engine(args) -> None:
          episodes_turns_per_s=round(E * args.turns / wall, 2), seconds_per_turn=round(wall / args.turns, 4),
          phases_s={k: round(v, 3) for k, v in phases.items()}, fractions=fractions(phases, wall),
          roofline_tokens_per_s=round(limit_tps, 1), fraction_of_roofline=round(toks / wall / limit_tps, 4),
+         call_limit_tokens_per_s=round(call["tokens_per_s"], 1),
+         fraction_of_call_limit=round(toks / wall / call["tokens_per_s"], 4),
          compiles_warmup=c_warm, compiles_measured=counter.n - c0, warmup_s=round(warm_s, 2),
          peak_device_bytes=peak, device_bytes_limit=limit, weight_bytes=cfg.num_params() * dtype.itemsize)
 
@@ -581,7 +586,8 @@ def main(argv=None):
     e.add_argument("--prompt-len", type=int, default=64)
     e.add_argument("--new-tokens", type=int, default=16)
     e.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float32"])
-    e.add_argument("--bandwidth", type=float, default=4.3e12)
+    e.add_argument("--bandwidth", type=float, default=4.3e12, help="bytes/s (H200 measured; benchmarks/roofline.py)")
+    e.add_argument("--matmul-flops", type=float, default=7.9e14, help="FLOP/s (H200 measured; benchmarks/roofline.py)")
     e.add_argument("--share-prefill", type=int, default=1, help="1: one prefill per group (item 4)")
     p = sub.add_parser("play")
     p.add_argument("--env", default="alfworld")

@@ -11,9 +11,17 @@ truncation and with EOS disabled, so every row produces exactly ``--new-tokens``
 tokens/s = batch x new tokens / wall time of one call (prefill included), median of
 ``--repeats`` calls after a warm-up (ours: compile; theirs: torch.compile / cache warm-up).
 
-Limit (roofline): a decode step must read every weight and the KV cache of the average
-context (prompt + new/2) once, so tokens/s <= batch x bandwidth / (weight bytes + KV bytes);
-``--bandwidth`` defaults to the H200's 4.3e12 B/s (meaningless on CPU; pass the machine's).
+Limits (``benchmarks/roofline.py``; meaningless on CPU: pass the machine's ceilings):
+* ``call_limit`` / ``fraction_of_call_limit`` -- the physical limit of the call as timed:
+  prefill at ``--matmul-flops`` (compute-bound at these shapes) plus decode at
+  ``--bandwidth``; defaults are the H200's measured 4.3e12 B/s and 7.9e14 FLOP/s.
+* ``limit`` / ``fraction_of_limit`` -- the decode-only HBM roofline of the lines before
+  2026-12-05 (batch x bandwidth / (weight bytes + KV bytes of the average context prompt +
+  new / 2)). It leaves prefill out although the timed call includes it, so a long-prompt call
+  cannot reach it (Qwen3-8B x 256 x (1,024 -> 256): at most 43 %); kept for comparison.
+* ``--split-prefill 1`` (default) also times the call with one new token (prefill + one
+  step) and reports ``prefill_seconds``, ``decode_tokens_per_s`` = batch x (new - 1) / (call -
+  prefill) and its fraction of the decode-only roofline, ``decode_fraction_of_limit``.
 
 ``--mesh d,f,t --devices N`` shards the weights (logical rules) and the KV cache (batch over
 data x fsdp, KV heads over tensor) on a mesh of the first N devices (default: one device).
@@ -42,6 +50,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
+from benchmarks.roofline import H200_BANDWIDTH, H200_MATMUL_FLOPS, call_limit, decode_roofline_tokens_per_s  # noqa: E402
 from skillax.engine import Buckets, Sampler, SamplingParams
 from skillax.engine.sampler import parse_compiler_options
 from skillax.engine.hlo import compiled_text, weight_upcasts
@@ -67,14 +76,6 @@ def model_config(name: str) -> ModelConfig:
     if name in EXTRA_SHAPES:
         return ModelConfig(**EXTRA_SHAPES[name])
     return ModelConfig.from_pretrained(name)
-
-
-def roofline_tokens_per_s(cfg: ModelConfig, batch: int, prompt: int, new: int, itemsize: int,
-                          bandwidth: float) -> tuple[float, float]:
-    """(tokens/s limit, bytes read per decode step) at the average context prompt + new/2."""
-    kv = 2 * cfg.num_layers * batch * (prompt + new / 2) * cfg.num_kv_heads * cfg.head_dim * itemsize
-    step_bytes = cfg.num_params() * itemsize + kv
-    return batch * bandwidth / step_bytes, step_bytes
 
 
 def memory_fields(cfg: ModelConfig, batch: int, context: int, dtype) -> dict:
@@ -177,7 +178,11 @@ def main(argv=None):
     ap.add_argument("--prompt-len", type=int, default=32)
     ap.add_argument("--new-tokens", type=int, default=16)
     ap.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float32"])
-    ap.add_argument("--bandwidth", type=float, default=4.3e12, help="bytes/s (H200 HBM: 4.3e12)")
+    ap.add_argument("--bandwidth", type=float, default=H200_BANDWIDTH, help="bytes/s (H200 measured: 4.3e12)")
+    ap.add_argument("--matmul-flops", type=float, default=H200_MATMUL_FLOPS,
+                    help="FLOP/s of a large bf16 matmul (H200 measured: 7.9e14)")
+    ap.add_argument("--split-prefill", type=int, default=1,
+                    help="1: also time prefill + one step, to report decode alone (module docstring)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--reference", default="auto", help="auto | none | eager | static | eager,static")
     ap.add_argument("--turns", type=int, default=0, help="also time a multi-turn episode")
@@ -230,7 +235,17 @@ def main(argv=None):
             refs[mode] = f"failed: {type(e).__name__}: {str(e)[:200]}"
     numeric = [v for v in refs.values() if isinstance(v, float)]
     # N devices: N x the bandwidth, reached only if every byte is read once on one device (TP)
-    limit, step_bytes = roofline_tokens_per_s(cfg, B, P, N, dtype.itemsize, args.bandwidth * args.devices)
+    limit, step_bytes = decode_roofline_tokens_per_s(cfg, B, P, N, dtype.itemsize, args.bandwidth * args.devices)
+    call = call_limit(cfg, B, P, N, dtype.itemsize, bandwidth=args.bandwidth * args.devices,
+                      matmul_flops=args.matmul_flops * args.devices)
+    split = {}
+    if args.split_prefill and N > 1:
+        sp1 = SamplingParams(temperature=1.0, max_new_tokens=1, eos_ids=[])
+        prefill_s, _ = time_ours(sampler, params, prompts, sp1, args.repeats)
+        decode_tps = B * (N - 1) / max(ours_s - prefill_s, 1e-9)
+        split = dict(prefill_seconds=round(prefill_s, 4), decode_tokens_per_s=round(decode_tps, 2),
+                     decode_fraction_of_limit=round(decode_tps / limit, 5),
+                     prefill_fraction_of_limit=round(call["prefill_s"] / prefill_s, 5))
     shape = dict(model=args.model, batch=B, prompt_len=P, new_tokens=N, dtype=args.dtype, devices=args.devices,
                  mesh=args.mesh if mesh is not None else "none")
     common = dict(device=device, command="python " + " ".join([sys.argv[0], *(argv or sys.argv[1:])]),
@@ -238,6 +253,10 @@ def main(argv=None):
     rows = [dict(name="sampling", shape=shape, ours=round(ours, 2),
                  reference=round(max(numeric), 2) if numeric else None, unit="tokens/s",
                  limit=round(limit, 2), fraction_of_limit=round(ours / limit, 5),
+                 call_limit=round(call["tokens_per_s"], 2),
+                 fraction_of_call_limit=round(ours / call["tokens_per_s"], 5),
+                 call_limit_detail={k: (round(v, 4) if isinstance(v, float) else v) for k, v in call.items()},
+                 matmul_flops=args.matmul_flops, **split,
                  reference_detail={k: (round(v, 2) if isinstance(v, float) else v) for k, v in refs.items()},
                  seconds_per_call=round(ours_s, 4), compile_seconds=round(compile_s, 2),
                  ms_per_token_step=round(1000 * ours_s / N, 2), bytes_per_decode_step=int(step_bytes),

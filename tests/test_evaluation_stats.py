@@ -183,3 +183,36 @@ def test_paired_steps_hand_values():
         paired_steps([_rec(0, True)], [_rec(1, True)], cap=30)
     with pytest.raises(ValueError, match="duplicate"):
         paired_steps([_rec(0, True), _rec(0, False)], [_rec(0, True)], cap=30)
+
+
+def test_record_from_trajectory_counts_invalid_reasons_and_keeps_the_first_response():
+    """Each parse failure counted by its reason (parse_action on real texts), env rejections
+    counted, the first response kept (truncated); summarize turns them into per-step rates."""
+    from skillax.agents.agent_loop import Step, Trajectory, parse_action
+    from skillax.agents.envs.base import Task
+    from skillax.evaluation.records import RESPONSE_CHARS
+
+    texts = ["<action>go to desk 1</action>" + "x" * 500,            # no think: still played
+             "<think>I should open it.</think>",                       # no action tag
+             "<think>I should go to desk 1.</think><action>go to desk 1</action>",
+             "<action>take pen 1 from desk 1</action>"]
+    steps = []
+    for i, t in enumerate(texts):
+        action, why = parse_action(t)
+        steps.append(Step(observation="o", prompt=[], response=t, action=action, valid=why is None,
+                          invalid_reason=why, env_invalid=(i == 2)))
+    tr = Trajectory(task_id="valid_unseen/g", goal="put a pen in desk", steps=steps, won=True)
+    task = Task(id="valid_unseen/g", env="alfworld", family="pick_and_place_simple", goal="put a pen in desk",
+                split="valid_unseen")
+    rec = EpisodeRecord.from_trajectory(task, tr)
+    assert rec.invalid_actions == 3
+    assert rec.invalid_reasons == {"missing_action_tag": 1, "missing_think": 2}
+    assert rec.env_invalid == 1
+    assert rec.first_response == texts[0][:RESPONSE_CHARS] and len(rec.first_response) == RESPONSE_CHARS
+    assert EpisodeRecord.from_dict(json.loads(json.dumps(rec.to_dict()))) == rec
+    s = summarize([rec, _rec(1, False, steps=6)])       # an older-style record: no reasons stored
+    assert s["invalid_reasons"] == {"missing_action_tag": pytest.approx(1 / 10), "missing_think": pytest.approx(2 / 10)}
+    assert s["env_invalid_rate"] == pytest.approx(1 / 10)
+    with pytest.raises(ValueError, match="do not fit"):
+        EpisodeRecord(task_id="t", split="s", task_type="x", won=False, steps=2, invalid_actions=1,
+                      invalid_reasons={"missing_think": 2})

@@ -10,6 +10,13 @@ Fields: ``task_id`` (the env's task id, e.g. ``valid_unseen/<game_id>``), ``spli
 played), ``invalid_actions`` (format-invalid steps), ``failed`` (the environment errored:
 counted as a loss, never dropped), ``retrieved`` (skills put in context; -1 when the
 condition has no retrieval), ``extras`` (method-specific scalars, e.g. the chosen skill id).
+From a trajectory also (since 2026-12-05; older files read with the defaults):
+``invalid_reasons`` ({reason of ``agents.agent_loop.parse_action``: steps}; a
+"missing_think" step still plays its action, the other reasons play nothing),
+``env_invalid`` (steps the environment did not accept: empty, too long or not admissible)
+and ``first_response`` (the first step's raw policy text, at most
+:data:`RESPONSE_CHARS` characters) -- campaign 15's GRPO arm evaluated with every step
+format-invalid and 84 of 134 games won, and its records could not say what it wrote.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ ALFWORLD_TYPE_SHORT = {
     "pick_clean_then_place_in_recep": "Clean", "pick_heat_then_place_in_recep": "Heat",
     "pick_cool_then_place_in_recep": "Cool", "pick_two_obj_and_place": "Pick2",
 }
+RESPONSE_CHARS = 400
 
 
 @dataclasses.dataclass
@@ -40,6 +48,9 @@ class EpisodeRecord:
     failed: bool = False
     retrieved: int = -1
     extras: dict[str, Any] = dataclasses.field(default_factory=dict)
+    invalid_reasons: dict[str, int] = dataclasses.field(default_factory=dict)
+    env_invalid: int = 0
+    first_response: str = ""
 
     def __post_init__(self):
         if not self.task_id:
@@ -48,6 +59,11 @@ class EpisodeRecord:
             raise ValueError(f"negative steps/invalid_actions in {self.task_id}: {self.steps}, {self.invalid_actions}")
         self.won, self.failed = bool(self.won), bool(self.failed)
         self.steps, self.invalid_actions, self.retrieved = int(self.steps), int(self.invalid_actions), int(self.retrieved)
+        self.invalid_reasons = {str(k): int(v) for k, v in (self.invalid_reasons or {}).items()}
+        if sum(self.invalid_reasons.values()) > self.invalid_actions or min(self.invalid_reasons.values(), default=0) < 0:
+            raise ValueError(f"invalid_reasons {self.invalid_reasons} of {self.task_id} do not fit its "
+                             f"{self.invalid_actions} invalid actions")
+        self.env_invalid = int(self.env_invalid)
 
     @property
     def short_type(self) -> str:
@@ -67,9 +83,17 @@ class EpisodeRecord:
         """From an :class:`~skillax.agents.envs.base.Task` and an
         :class:`~skillax.agents.agent_loop.Trajectory` (a failed env counts as a loss)."""
         won = bool(trajectory.won) and not bool(trajectory.failed)
+        reasons: dict[str, int] = {}
+        for st in trajectory.steps:
+            if not st.valid:
+                why = st.invalid_reason or "unknown"
+                reasons[why] = reasons.get(why, 0) + 1
+        first = trajectory.steps[0].response[:RESPONSE_CHARS] if trajectory.steps else ""
         return cls(task_id=task.id, split=task.split, task_type=task.family, won=won,
                    steps=trajectory.n_steps, invalid_actions=trajectory.n_invalid,
-                   failed=bool(trajectory.failed), retrieved=retrieved, extras=dict(extras))
+                   failed=bool(trajectory.failed), retrieved=retrieved, extras=dict(extras),
+                   invalid_reasons=dict(sorted(reasons.items())),
+                   env_invalid=sum(bool(s.env_invalid) for s in trajectory.steps), first_response=first)
 
 
 def write_records(path: str | os.PathLike, records: Iterable[EpisodeRecord]) -> pathlib.Path:

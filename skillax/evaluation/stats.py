@@ -209,9 +209,20 @@ def seed_spread(deltas: Sequence[float], level: float = 0.95) -> dict:
     return {"k": int(d.size), "mean": mean, "sd": sd, "ci95": [mean - half, mean + half]}
 
 
+def _reason_rates(records: Sequence[EpisodeRecord], steps: int) -> dict[str, float]:
+    """{parse-failure reason: its steps / all steps} over ``records`` (sums to the
+    invalid-action rate where every record stores its reasons; empty for older files)."""
+    counts: dict[str, int] = {}
+    for r in records:
+        for why, c in r.invalid_reasons.items():
+            counts[why] = counts.get(why, 0) + c
+    return {why: c / max(steps, 1) for why, c in sorted(counts.items())}
+
+
 def summarize(records: Sequence[EpisodeRecord]) -> dict:
     """One arm on one split: {"n", "successes", "success", "ci95", "per_type" {type: [wins, n]},
-    "mean_steps", "invalid_action_rate", "failed", "retrieval_rate"}.
+    "mean_steps", "invalid_action_rate", "invalid_reasons" {reason: rate}, "env_invalid_rate",
+    "failed", "retrieval_rate"} (rates per step; records module docstring).
 
     ``per_type`` uses ALFWorld's short names (Pick, Look, Clean, Heat, Cool, Pick2) where they
     apply. ``retrieval_rate`` = share of episodes with >= 1 skill in context, over the records
@@ -233,5 +244,7 @@ def summarize(records: Sequence[EpisodeRecord]) -> dict:
     return {"n": n, "successes": k, "success": k / n, "ci95": [lo, hi],
             "per_type": dict(sorted(per_type.items())), "mean_steps": steps / n,
             "invalid_action_rate": sum(r.invalid_actions for r in records) / max(steps, 1),
+            "invalid_reasons": _reason_rates(records, steps),
+            "env_invalid_rate": sum(r.env_invalid for r in records) / max(steps, 1),
             "failed": sum(r.failed for r in records),
             "retrieval_rate": (sum(r.retrieved > 0 for r in ret) / len(ret)) if ret else None}

@@ -1,4 +1,4 @@
-"""Physical limits of one sampling call: prefill at the matmul rate, decode at the bandwidth.
+"""The shortest time of one sampling call: prefill at the matmul rate, decode at the bandwidth.
 
 A call of B rows x P prompt tokens -> N new tokens runs two phases one after the other:
 
@@ -6,21 +6,25 @@ A call of B rows x P prompt tokens -> N new tokens runs two phases one after the
   tokens) it does ~2 x params FLOPs per token and reads the weights once per piece, so it is
   bound by the matmul rate: ``prefill_s >= max(prefill_flops / matmul_rate, weight_bytes /
   bandwidth)``.
-* **decode**: N steps, each reads every weight and the KV cache of the context so far once
+* **decode**: N - 1 forward steps (the first new token is sampled from the prefill's
+  logits), each reads every weight it multiplies and the KV cache of the context so far once
   (bound by the bandwidth) and does ~2 x params FLOPs per row:
   ``decode_step_s >= max(step_bytes / bandwidth, step_flops / matmul_rate)``, taken at the
-  average context P + N / 2 (the KV read grows linearly over the steps).
+  average context P + N / 2 (both grow linearly over the steps, so the sum over steps is at
+  least N - 1 times the average step's bound). An untied input embedding is not read whole
+  (a step gathers B rows of it); the LM head is.
 
 ``call_limit`` adds the two. The decode-only HBM roofline that ``benchmarks/sampling.py``
 reported alone before 2026-12-05 (``limit``: B x bandwidth / step_bytes) leaves prefill
 out, so a long-prompt call could never reach it: Qwen3-8B x 256 x (1,024 -> 256) at the
-measured 4.3 TB/s and 790 TFLOP/s needs >= 4.7 s of prefill + 3.6 s of decode = 8.3 s, at
-most 7.9k tokens/s against that roofline's 18.4k (43 %).
+measured 4.3 TB/s and 790 TFLOP/s needs >= 4.7 s of prefill + 3.5 s of decode = 8.2 s, at
+most 8.0k tokens/s against that roofline's 18.8k (43 %; 48 % at the datasheet's 989 TFLOP/s).
 
 Ceilings (defaults of the benchmarks' ``--bandwidth`` / ``--matmul-flops``): the H200's
 device-to-device copy rate and its bf16 8192^3 matrix product on random data as measured on
-these machines (``/work/.library/device/KINDS.md``: 4.3 TB/s, 769-798 TFLOP/s), not the
-datasheet's 4.8 TB/s and 989 TFLOP/s.
+these machines (``/work/.library/device/KINDS.md``: 4.3 TB/s, 769-798 TFLOP/s; 894 on
+zeros), not the datasheet's 4.8 TB/s and 989 TFLOP/s. So this is a practical bound at the
+rates this machine shows, not a hard physical one.
 
 FLOP counts (a multiply-add = 2 FLOPs): per token, 2 x the matmul weights of every layer
 (q, k, v, o, gate, up, down; norms and the embedding lookup are not matmuls); attention
@@ -63,17 +67,26 @@ def decode_step_flops(cfg: ModelConfig, rows: int, context: float) -> float:
                           + 2 * cfg.hidden_size * cfg.vocab_size)
 
 
+def read_weight_bytes(cfg: ModelConfig, itemsize: int) -> float:
+    """Weight bytes a forward pass reads whole: every parameter except an untied input
+    embedding (V x D), of which it gathers only the rows of its tokens."""
+    untied = 0 if cfg.tie_word_embeddings else cfg.vocab_size * cfg.hidden_size
+    return float((cfg.num_params() - untied) * itemsize)
+
+
 def decode_step_bytes(cfg: ModelConfig, rows: int, context: float, itemsize: int) -> float:
-    """Bytes one decode step must read: every weight once plus the K and V of ``context``
-    tokens for each row (2 L KV Dh itemsize per token)."""
+    """Bytes one decode step must read: the weights (:func:`read_weight_bytes`) once plus
+    the K and V of ``context`` tokens for each row (2 L KV Dh itemsize per token)."""
     kv = 2 * cfg.num_layers * rows * context * cfg.num_kv_heads * cfg.head_dim * itemsize
-    return float(cfg.num_params() * itemsize + kv)
+    return read_weight_bytes(cfg, itemsize) + kv
 
 
 def decode_roofline_tokens_per_s(cfg: ModelConfig, batch: int, prompt: int, new: int, itemsize: int,
                                  bandwidth: float) -> tuple[float, float]:
     """(tokens/s, bytes per step) of decode alone at the bandwidth, at the average context
-    prompt + new / 2: batch x bandwidth / step_bytes. Leaves prefill out (module docstring)."""
+    prompt + new / 2: batch x bandwidth / step_bytes. Leaves prefill out (module docstring).
+    Lines of ``sampling.jsonl`` before 2026-12-05 counted the whole untied input embedding in
+    step_bytes (Qwen3-8B: +1.24 GB of 59.9, so their ``limit`` is ~2 % lower)."""
     step = decode_step_bytes(cfg, batch, prompt + new / 2, itemsize)
     return batch * bandwidth / step, step
 
@@ -97,26 +110,27 @@ def call_limit(cfg: ModelConfig, batch: int, prompt: int, new: int, itemsize: in
                          f"got batch={batch} prompt={prompt} new={new} bandwidth={bandwidth} "
                          f"matmul_flops={matmul_flops}")
     rows = batch if prefill_rows is None else prefill_rows
-    weights = cfg.num_params() * itemsize
+    weights = read_weight_bytes(cfg, itemsize)
     pf_compute = prefill_flops(cfg, rows, prompt) / matmul_flops
     pf_bytes = weights / bandwidth
     context = prompt + new / 2
     st_bytes = decode_step_bytes(cfg, batch, context, itemsize) / bandwidth
     st_compute = decode_step_flops(cfg, batch, context) / matmul_flops
     prefill_s = max(pf_compute, pf_bytes)
-    decode_s = new * max(st_bytes, st_compute)
+    decode_s = (new - 1) * max(st_bytes, st_compute)
     seconds = prefill_s + decode_s
     return dict(prefill_s=prefill_s, decode_s=decode_s, seconds=seconds, tokens_per_s=batch * new / seconds,
                 prefill_bound="compute" if pf_compute >= pf_bytes else "bandwidth",
                 decode_bound="bandwidth" if st_bytes >= st_compute else "compute")
 
 
-def rescore(rows: list[dict], model_config) -> list[dict]:
-    """Re-read measured ``sampling`` lines against ``call_limit`` (same bandwidth; the
-    measured matmul rate). Lines without a model shape ``model_config`` knows, with a mesh,
-    or with multi-turn names are skipped. Returns one dict per scored line."""
+def rescore(rows: list[tuple[int, dict]], model_config) -> list[dict]:
+    """Re-read measured ``sampling`` lines, given as (line number in their file, row),
+    against ``call_limit`` (same bandwidth; the measured matmul rate). Lines without a model
+    shape ``model_config`` knows, with a mesh, or with multi-turn names are skipped. Returns
+    one dict per scored line."""
     out = []
-    for i, r in enumerate(rows):
+    for i, r in rows:
         sh = r.get("shape", {})
         if r.get("name") != "sampling" or sh.get("mesh", "none") != "none" or not r.get("ours"):
             continue
@@ -127,7 +141,7 @@ def rescore(rows: list[dict], model_config) -> list[dict]:
         item = 2 if sh.get("dtype") == "bfloat16" else 4
         lim = call_limit(cfg, sh["batch"], sh["prompt_len"], sh["new_tokens"], item,
                          bandwidth=r.get("bandwidth") or H200_BANDWIDTH)
-        out.append(dict(line=i + 1, date=r.get("date"), device=r.get("device"), shape=sh, ours=r["ours"],
+        out.append(dict(line=i, date=r.get("date"), device=r.get("device"), shape=sh, ours=r["ours"],
                         decode_only_limit=r.get("limit"), fraction_of_decode_only_limit=r.get("fraction_of_limit"),
                         call_limit=round(lim["tokens_per_s"], 2),
                         fraction_of_call_limit=round(r["ours"] / lim["tokens_per_s"], 4),
@@ -153,8 +167,8 @@ def main(argv=None) -> None:
     ap.add_argument("--out", default="", help="append the rows here (default: print only)")
     args = ap.parse_args(argv)
     with open(args.src) as f:
-        rows = [json.loads(x) for x in f if x.strip()]
-    rows = [r for r in rows if "H200" in str(r.get("device", ""))]
+        rows = [(i + 1, json.loads(x)) for i, x in enumerate(f) if x.strip()]
+    rows = [(i, r) for i, r in rows if "H200" in str(r.get("device", ""))]
     stamp = dict(name="sampling_call_limit", source=os.path.relpath(args.src),
                  command="python " + " ".join(["benchmarks/roofline.py", *(argv if argv is not None else sys.argv[1:])]),
                  rescored=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"))

@@ -19,9 +19,12 @@ Limits (``benchmarks/roofline.py``; meaningless on CPU: pass the machine's ceili
   2026-12-05 (batch x bandwidth / (weight bytes + KV bytes of the average context prompt +
   new / 2)). It leaves prefill out although the timed call includes it, so a long-prompt call
   cannot reach it (Qwen3-8B x 256 x (1,024 -> 256): at most 43 %); kept for comparison.
-* ``--split-prefill 1`` (default) also times the call with one new token (prefill + one
-  step) and reports ``prefill_seconds``, ``decode_tokens_per_s`` = batch x (new - 1) / (call -
-  prefill) and its fraction of the decode-only roofline, ``decode_fraction_of_limit``.
+* ``--split-prefill 1`` (default) also times the call with one new token (prefill and the
+  first sampled token, no decode step; same chunk and cache shapes) and reports
+  ``prefill_seconds``, ``decode_tokens_per_s`` = batch x (new - 1) / (call - prefill), its
+  fraction of the decode-only roofline (``decode_fraction_of_limit``) and call_limit's prefill
+  seconds / the measured ones (``prefill_fraction_of_limit``); ``split_prefill`` says why when
+  it could not (``split_prefill``).
 
 ``--mesh d,f,t --devices N`` shards the weights (logical rules) and the KV cache (batch over
 data x fsdp, KV heads over tensor) on a mesh of the first N devices (default: one device).
@@ -36,6 +39,7 @@ unit, limit, fraction_of_limit, command, date (+ details).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
 import os
@@ -92,17 +96,41 @@ def memory_fields(cfg: ModelConfig, batch: int, context: int, dtype) -> dict:
                 peak_over_weights_plus_kv=round(peak / (weights + kv), 3) if peak else None)
 
 
-def time_ours(sampler, params, prompts, sp, repeats):
+def time_ours(sampler, params, prompts, sp, repeats, reserve=0):
     t0 = time.perf_counter()
-    sampler.generate(params, prompts, sp, seed=0)
+    sampler.generate(params, prompts, sp, seed=0, reserve=reserve)
     compile_s = time.perf_counter() - t0
     times, out = [], None
     for r in range(repeats):
         t0 = time.perf_counter()
-        out = sampler.generate(params, prompts, sp, seed=r + 1)
+        out = sampler.generate(params, prompts, sp, seed=r + 1, reserve=reserve)
         times.append(time.perf_counter() - t0)
     assert int(out.lengths.min()) == sp.max_new_tokens
     return statistics.median(times), compile_s
+
+
+def split_prefill(sampler, params, prompts, sp, repeats, call_s, decode_limit, prefill_limit_s) -> dict:
+    """Time the call's prefill alone: the same prompts with one new token (prefill, LM head,
+    one sampled token; no decode step), its cache grown to the full call's size (``reserve``)
+    so the prefill runs in the same chunk / cache / piece shapes. Returns prefill_seconds,
+    decode_tokens_per_s = rows x (new - 1) / (call - prefill) (the full call's first token
+    also comes from the prefill), decode_fraction_of_limit (of the decode-only roofline) and
+    prefill_fraction_of_limit (call_limit's prefill seconds / measured); where the shapes
+    differ anyway or the difference is not positive, {"split_prefill": why} instead."""
+    sp1 = dataclasses.replace(sp, max_new_tokens=1)
+    full = sampler.plan(prompts, sp, params=params)
+    reserve = full["new_bucket"] - sampler.plan(prompts, sp1, params=params)["new_bucket"]
+    one = sampler.plan(prompts, sp1, reserve=reserve, params=params)
+    keys = ("batch", "prefill_rows", "chunk", "cache_len", "prefill_chunk")
+    if any(full[k] != one[k] for k in keys):
+        return {"split_prefill": f"shapes differ: {[(k, full[k], one[k]) for k in keys if full[k] != one[k]]}"}
+    prefill_s, _ = time_ours(sampler, params, prompts, sp1, repeats, reserve=reserve)
+    if call_s <= prefill_s:
+        return {"split_prefill": f"call {call_s:.4f} s <= prefill {prefill_s:.4f} s", "prefill_seconds": round(prefill_s, 4)}
+    decode_tps = len(prompts) * sp.n * (sp.max_new_tokens - 1) / (call_s - prefill_s)
+    return dict(prefill_seconds=round(prefill_s, 4), decode_tokens_per_s=round(decode_tps, 2),
+                decode_fraction_of_limit=round(decode_tps / decode_limit, 5),
+                prefill_fraction_of_limit=round(prefill_limit_s / prefill_s, 5))
 
 
 def time_transformers(cfg, dtype_name, prompts_np, new, repeats, mode):
@@ -240,12 +268,7 @@ def main(argv=None):
                       matmul_flops=args.matmul_flops * args.devices)
     split = {}
     if args.split_prefill and N > 1:
-        sp1 = SamplingParams(temperature=1.0, max_new_tokens=1, eos_ids=[])
-        prefill_s, _ = time_ours(sampler, params, prompts, sp1, args.repeats)
-        decode_tps = B * (N - 1) / max(ours_s - prefill_s, 1e-9)
-        split = dict(prefill_seconds=round(prefill_s, 4), decode_tokens_per_s=round(decode_tps, 2),
-                     decode_fraction_of_limit=round(decode_tps / limit, 5),
-                     prefill_fraction_of_limit=round(call["prefill_s"] / prefill_s, 5))
+        split = split_prefill(sampler, params, prompts, sp, args.repeats, ours_s, limit, call["prefill_s"])
     shape = dict(model=args.model, batch=B, prompt_len=P, new_tokens=N, dtype=args.dtype, devices=args.devices,
                  mesh=args.mesh if mesh is not None else "none")
     common = dict(device=device, command="python " + " ".join([sys.argv[0], *(argv or sys.argv[1:])]),
@@ -255,7 +278,7 @@ def main(argv=None):
                  limit=round(limit, 2), fraction_of_limit=round(ours / limit, 5),
                  call_limit=round(call["tokens_per_s"], 2),
                  fraction_of_call_limit=round(ours / call["tokens_per_s"], 5),
-                 call_limit_detail={k: (round(v, 4) if isinstance(v, float) else v) for k, v in call.items()},
+                 call_limit_detail={k: (float(f"{v:.4g}") if isinstance(v, float) else v) for k, v in call.items()},
                  matmul_flops=args.matmul_flops, **split,
                  reference_detail={k: (round(v, 2) if isinstance(v, float) else v) for k, v in refs.items()},
                  seconds_per_call=round(ours_s, 4), compile_seconds=round(compile_s, 2),

@@ -210,9 +210,16 @@ def test_record_from_trajectory_counts_invalid_reasons_and_keeps_the_first_respo
     assert rec.env_invalid == 1
     assert rec.first_response == texts[0][:RESPONSE_CHARS] and len(rec.first_response) == RESPONSE_CHARS
     assert EpisodeRecord.from_dict(json.loads(json.dumps(rec.to_dict()))) == rec
-    s = summarize([rec, _rec(1, False, steps=6)])       # an older-style record: no reasons stored
-    assert s["invalid_reasons"] == {"missing_action_tag": pytest.approx(1 / 10), "missing_think": pytest.approx(2 / 10)}
-    assert s["env_invalid_rate"] == pytest.approx(1 / 10)
+    # an older-style record (env_invalid None: not recorded) is left out of the play rates
+    old = _rec(1, False, steps=6)
+    assert old.env_invalid is None
+    s = summarize([rec, old])
+    assert s["invalid_reasons"] == {"missing_action_tag": pytest.approx(1 / 4), "missing_think": pytest.approx(2 / 4)}
+    assert sum(s["invalid_reasons"].values()) == pytest.approx(rec.invalid_actions / rec.steps)
+    assert s["env_invalid_rate"] == pytest.approx(1 / 4)
+    assert summarize([old])["invalid_reasons"] is None and summarize([old])["env_invalid_rate"] is None
     with pytest.raises(ValueError, match="do not fit"):
         EpisodeRecord(task_id="t", split="s", task_type="x", won=False, steps=2, invalid_actions=1,
                       invalid_reasons={"missing_think": 2})
+    with pytest.raises(ValueError, match="env_invalid"):
+        EpisodeRecord(task_id="t", split="s", task_type="x", won=False, steps=2, env_invalid=3)

@@ -270,8 +270,7 @@ def main(argv=None) -> int:
                 "seed": seeds[arm], "split": split,
                 "n": s["n"], "success": s["success"], "ci95": s["ci95"], "per_type": s["per_type"],
                 "mean_steps": s["mean_steps"], "invalid_action_rate": s["invalid_action_rate"],
-                **({"invalid_reasons": s["invalid_reasons"], "env_invalid_rate": s["env_invalid_rate"]}
-                   if s["invalid_reasons"] or s["env_invalid_rate"] else {}),
+                "invalid_reasons": s["invalid_reasons"], "env_invalid_rate": s["env_invalid_rate"],
                 "retrieval_rate": s["retrieval_rate"], "failed": s["failed"], "rl_steps": len(m),
                 "train_minutes": train_minutes(m), "command": cmds.get(arm, ""), "date": a.date}
         lines.append(line)

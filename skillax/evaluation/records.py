@@ -10,13 +10,15 @@ Fields: ``task_id`` (the env's task id, e.g. ``valid_unseen/<game_id>``), ``spli
 played), ``invalid_actions`` (format-invalid steps), ``failed`` (the environment errored:
 counted as a loss, never dropped), ``retrieved`` (skills put in context; -1 when the
 condition has no retrieval), ``extras`` (method-specific scalars, e.g. the chosen skill id).
-From a trajectory also (since 2026-12-05; older files read with the defaults):
-``invalid_reasons`` ({reason of ``agents.agent_loop.parse_action``: steps}; a
-"missing_think" step still plays its action, the other reasons play nothing),
-``env_invalid`` (steps the environment did not accept: empty, too long or not admissible)
-and ``first_response`` (the first step's raw policy text, at most
-:data:`RESPONSE_CHARS` characters) -- campaign 15's GRPO arm evaluated with every step
-format-invalid and 84 of 134 games won, and its records could not say what it wrote.
+From a trajectory also (since 2026-12-05, :func:`trajectory_fields`; older files read
+with ``env_invalid = None``, "not recorded"): ``invalid_reasons`` ({reason of
+``agents.agent_loop.parse_action``: steps}; a "missing_think" step still plays its action,
+the other reasons play an empty action), ``env_invalid`` (steps the environment did not
+accept: empty, too long or not admissible -- so it includes the format failures that played
+an empty action; the two counts overlap) and ``first_response`` (the first step's raw
+policy text, at most :data:`RESPONSE_CHARS` characters). Campaign 15's GRPO arm evaluated
+with every step format-invalid and 84 of 134 games won, and its records could not say what
+it wrote.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ class EpisodeRecord:
     retrieved: int = -1
     extras: dict[str, Any] = dataclasses.field(default_factory=dict)
     invalid_reasons: dict[str, int] = dataclasses.field(default_factory=dict)
-    env_invalid: int = 0
+    env_invalid: int | None = None
     first_response: str = ""
 
     def __post_init__(self):
@@ -63,7 +65,10 @@ class EpisodeRecord:
         if sum(self.invalid_reasons.values()) > self.invalid_actions or min(self.invalid_reasons.values(), default=0) < 0:
             raise ValueError(f"invalid_reasons {self.invalid_reasons} of {self.task_id} do not fit its "
                              f"{self.invalid_actions} invalid actions")
-        self.env_invalid = int(self.env_invalid)
+        if self.env_invalid is not None:
+            self.env_invalid = int(self.env_invalid)
+            if not 0 <= self.env_invalid <= self.steps:
+                raise ValueError(f"env_invalid {self.env_invalid} of {self.task_id} outside [0, {self.steps} steps]")
 
     @property
     def short_type(self) -> str:
@@ -83,17 +88,25 @@ class EpisodeRecord:
         """From an :class:`~skillax.agents.envs.base.Task` and an
         :class:`~skillax.agents.agent_loop.Trajectory` (a failed env counts as a loss)."""
         won = bool(trajectory.won) and not bool(trajectory.failed)
-        reasons: dict[str, int] = {}
-        for st in trajectory.steps:
-            if not st.valid:
-                why = st.invalid_reason or "unknown"
-                reasons[why] = reasons.get(why, 0) + 1
-        first = trajectory.steps[0].response[:RESPONSE_CHARS] if trajectory.steps else ""
         return cls(task_id=task.id, split=task.split, task_type=task.family, won=won,
                    steps=trajectory.n_steps, invalid_actions=trajectory.n_invalid,
                    failed=bool(trajectory.failed), retrieved=retrieved, extras=dict(extras),
-                   invalid_reasons=dict(sorted(reasons.items())),
-                   env_invalid=sum(bool(s.env_invalid) for s in trajectory.steps), first_response=first)
+                   **trajectory_fields(trajectory))
+
+
+def trajectory_fields(trajectory) -> dict:
+    """{"invalid_reasons", "env_invalid", "first_response"} of an
+    :class:`~skillax.agents.agent_loop.Trajectory` (module docstring): format-invalid steps
+    by reason ("unknown" where a step has none), steps the environment rejected, and the first
+    step's response cut to :data:`RESPONSE_CHARS` characters ("" for an episode without steps)."""
+    reasons: dict[str, int] = {}
+    for st in trajectory.steps:
+        if not st.valid:
+            why = st.invalid_reason or "unknown"
+            reasons[why] = reasons.get(why, 0) + 1
+    return {"invalid_reasons": dict(sorted(reasons.items())),
+            "env_invalid": sum(bool(s.env_invalid) for s in trajectory.steps),
+            "first_response": trajectory.steps[0].response[:RESPONSE_CHARS] if trajectory.steps else ""}
 
 
 def write_records(path: str | os.PathLike, records: Iterable[EpisodeRecord]) -> pathlib.Path:

@@ -209,20 +209,26 @@ def seed_spread(deltas: Sequence[float], level: float = 0.95) -> dict:
     return {"k": int(d.size), "mean": mean, "sd": sd, "ci95": [mean - half, mean + half]}
 
 
-def _reason_rates(records: Sequence[EpisodeRecord], steps: int) -> dict[str, float]:
-    """{parse-failure reason: its steps / all steps} over ``records`` (sums to the
-    invalid-action rate where every record stores its reasons; empty for older files)."""
+def _play_rates(records: Sequence[EpisodeRecord]) -> tuple[dict[str, float] | None, float | None]:
+    """({parse-failure reason: its steps / steps}, env-rejected steps / steps) over the records
+    that store them (``env_invalid`` not None: written since 2026-12-05); (None, None) when
+    none does. The reason rates then sum to those records' invalid-action rate."""
+    known = [r for r in records if r.env_invalid is not None]
+    if not known:
+        return None, None
+    steps = max(sum(r.steps for r in known), 1)
     counts: dict[str, int] = {}
-    for r in records:
+    for r in known:
         for why, c in r.invalid_reasons.items():
             counts[why] = counts.get(why, 0) + c
-    return {why: c / max(steps, 1) for why, c in sorted(counts.items())}
+    return {why: c / steps for why, c in sorted(counts.items())}, sum(r.env_invalid for r in known) / steps
 
 
 def summarize(records: Sequence[EpisodeRecord]) -> dict:
     """One arm on one split: {"n", "successes", "success", "ci95", "per_type" {type: [wins, n]},
     "mean_steps", "invalid_action_rate", "invalid_reasons" {reason: rate}, "env_invalid_rate",
-    "failed", "retrieval_rate"} (rates per step; records module docstring).
+    "failed", "retrieval_rate"} (rates per step; the two play rates over the records that
+    store them, None when none does: records module docstring).
 
     ``per_type`` uses ALFWorld's short names (Pick, Look, Clean, Heat, Cool, Pick2) where they
     apply. ``retrieval_rate`` = share of episodes with >= 1 skill in context, over the records
@@ -240,11 +246,11 @@ def summarize(records: Sequence[EpisodeRecord]) -> dict:
         w[1] += 1
     steps = sum(r.steps for r in records)
     ret = [r for r in records if r.retrieved >= 0]
+    reasons, env_rate = _play_rates(records)
     lo, hi = wilson_interval(k, n)
     return {"n": n, "successes": k, "success": k / n, "ci95": [lo, hi],
             "per_type": dict(sorted(per_type.items())), "mean_steps": steps / n,
             "invalid_action_rate": sum(r.invalid_actions for r in records) / max(steps, 1),
-            "invalid_reasons": _reason_rates(records, steps),
-            "env_invalid_rate": sum(r.env_invalid for r in records) / max(steps, 1),
+            "invalid_reasons": reasons, "env_invalid_rate": env_rate,
             "failed": sum(r.failed for r in records),
             "retrieval_rate": (sum(r.retrieved > 0 for r in ret) / len(ret)) if ret else None}

@@ -224,7 +224,8 @@ def evaluate(splits: Mapping[str, Sequence[TaskGroup]], conds: Sequence[str], cu
                     records[("curated", split)].append(EpisodeRecord(
                         task_id=task.id, split=task.split, task_type=task.family, won=rec.success,
                         steps=rec.n_steps, invalid_actions=rec.n_invalid, failed=rec.failed,
-                        retrieved=len(rec.retrieved), extras=slot.extras() | {"skills": list(rec.retrieved)}))
+                        retrieved=len(rec.retrieved), extras=slot.extras() | {"skills": list(rec.retrieved)},
+                        **rec.play))
                 if repo_dir is not None and process.is_writer():
                     dest = pathlib.Path(repo_dir) / split / f"g{gi}"
                     if dest.exists():

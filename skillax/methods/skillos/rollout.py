@@ -40,6 +40,7 @@ import shutil
 import time
 from typing import Callable, Sequence
 
+from skillax.evaluation.records import trajectory_fields
 from skillax.methods.common.rows import Generation
 from skillax.methods.skillos import prompts, rewards
 from skillax.methods.skillos.groups import TaskGroup
@@ -96,6 +97,7 @@ class TaskRecord:
     generation: Generation | None
     report: ApplyReport
     n_invalid: int = 0          # format-invalid executor steps
+    play: dict = dataclasses.field(default_factory=dict)   # evaluation.records.trajectory_fields
 
 
 @dataclasses.dataclass
@@ -273,7 +275,7 @@ def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor
             ev = len(tok.encode(view, add_special_tokens=False)) if view else 0
             r.records.append(TaskRecord(task.id, [d.name for d in docs], bool(tr.won) and not tr.failed,
                                         bool(tr.failed), tr.n_steps, bool(j), ev, len(ids), g, report,
-                                        n_invalid=tr.n_invalid))
+                                        n_invalid=tr.n_invalid, play=trajectory_fields(tr)))
     return rolls
 
 

@@ -127,13 +127,18 @@ def batch_buckets(spec: str, backend: str) -> tuple[int, ...]:
         return Buckets().batch
     if spec == "coarse":
         return coarse_batches()
+    return _positive_sizes(spec, "model.batch_buckets", "'auto', 'coarse', 'fine' or a comma list of row sizes")
+
+
+def _positive_sizes(spec: str, key: str, expected: str) -> tuple[int, ...]:
+    """Sorted distinct positive ints of a comma list; ValueError naming ``key`` otherwise."""
     try:
-        rows = tuple(sorted({int(x) for x in spec.split(",") if x.strip()}))
+        sizes = tuple(sorted({int(x) for x in spec.split(",") if x.strip()}))
     except ValueError:
-        raise ValueError(f"model.batch_buckets={spec!r}: 'auto', 'coarse', 'fine' or a comma list of row sizes") from None
-    if not rows or rows[0] <= 0:
-        raise ValueError(f"model.batch_buckets={spec!r}: row sizes must be positive")
-    return rows
+        raise ValueError(f"{key}={spec!r}: {expected}") from None
+    if not sizes or sizes[0] <= 0:
+        raise ValueError(f"{key}={spec!r}: sizes must be positive")
+    return sizes
 
 
 def prompt_buckets(spec: str) -> tuple[int, ...]:
@@ -158,10 +163,4 @@ def prompt_buckets(spec: str) -> tuple[int, ...]:
         return Buckets().prompt
     if spec == "coarse":
         return powers_of_two(16, 1 << 17)
-    try:
-        sizes = tuple(sorted({int(x) for x in spec.split(",") if x.strip()}))
-    except ValueError:
-        raise ValueError(f"model.prompt_buckets={spec!r}: 'fine', 'coarse' or a comma list of lengths") from None
-    if not sizes or sizes[0] <= 0:
-        raise ValueError(f"model.prompt_buckets={spec!r}: lengths must be positive")
-    return sizes
+    return _positive_sizes(spec, "model.prompt_buckets", "'fine', 'coarse' or a comma list of lengths")

@@ -294,6 +294,9 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
       other types, the own-type one first: methods.skill1.sft_data.rerank_demos);
       sft.skill_fraction: share of SFT play episodes with a demo skill in the play prompt
       (sft.irrelevant_fraction of those: a skill of another task type).
+      play.think: the answer format of play prompts and SFT play demonstrations -- True (the
+      paper's <think>...</think><action>...</action>) | False (ours: <action>...</action> alone;
+      needs play.require_think=False; agents.agent_loop.PlayConfig).
     Evaluation: eval.splits (tuple or "a,b"; default env.eval_split), eval.n_tasks (0 = every
     game of each split), eval.batch_size (episodes per chunk; 0 = all at once), eval.at_steps
     (ours; "" = none, "12" or "10,20": after those RL steps the policy also plays the evaluation
@@ -333,7 +336,7 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
         distil_prompt_chars=3000, overlap=1))
     c.play = ml_collections.ConfigDict(dict(
         history_k=2, max_admissible=40, max_obs_chars=600, max_skill_chars=600, require_think=True,
-        invalid_penalty=0.1))
+        invalid_penalty=0.1, think=True))
     c.library = ml_collections.ConfigDict(dict(
         capacity=5000, alpha=0.05, merge_threshold=0.85, eviction="log2_n_plus_1", count_mode="selected",
         token_budget=0))

@@ -264,6 +264,8 @@ def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, ca
     write("skill1_l1z", "with_library", [True, True, True, True])
     write("skill1_util", "without_library", [True, False, True, True])    # campaign 16's util-only arm
     write("skill1_util", "with_library", [True, True, False, True])
+    write("skill1_sft", "without_library", [False, True, False, False])
+    write("skill1_sftnt", "without_library", [True, True, False, True])   # SKILL1_NOTHINK's no-think SFT
     assert mod.main([str(tmp_path / "runs"), "--out", str(tmp_path / "out"), "--date", "t"]) == 0
     capsys.readouterr()
     got = {x["comparison"]: x for x in map(json.loads, (tmp_path / "out/summary.jsonl").read_text().splitlines())
@@ -278,7 +280,9 @@ def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, ca
             "util only: full without library - GRPO w/o library": (0.5, 2, 0),
             "util only: full with library - GRPO w/o library": (0.5, 3, 1),
             "util only: full with - without its library": (0.0, 1, 1),
-            "util only - full, both without library": (0.75, 3, 0)}
+            "util only - full, both without library": (0.75, 3, 0),
+            "no-think SFT - SFT (the answer format alone)": (0.5, 2, 0),
+            "no-think SFT - GRPO w/o library": (0.5, 3, 1)}
     for name, (delta, arm_only, base_only) in want.items():
         line = got[name]
         assert line["delta"] == pytest.approx(delta), name
@@ -332,6 +336,19 @@ def test_learning_sh_skill1_model_switch_names_the_allowed_policies(tmp_path):
     auto = subprocess.run(["bash", "benchmarks/device/learning.sh", "plan"], cwd=repo, env={**env, "SKILL1_ROWS": "auto"},
                           capture_output=True, text=True, timeout=60)
     assert auto.returncode == 0 and auto.stdout.count("--config.model.batch_buckets=auto") == 4, auto.stdout
+    # session 19: SKILL1_NOTHINK=1 adds an SFT-only arm whose warm start answers without the think
+    # block (its own warm-start folder), with the base arms only
+    nt = subprocess.run(["bash", "benchmarks/device/learning.sh", "plan"], cwd=repo,
+                        env={**env, "SKILL1_UTIL": "0", "SKILL1_NOTHINK": "1"}, capture_output=True, text=True, timeout=60)
+    assert nt.returncode == 0, nt.stdout + nt.stderr
+    arms = {line.split()[0]: line for line in nt.stdout.splitlines()}
+    assert list(arms) == ["skill1_sft", "skill1_grpo", "skill1_full", "skill1_sftnt"]
+    assert arms["skill1_sftnt"].split()[1] == "mem=0.14" and "--config.steps=0" in arms["skill1_sftnt"]
+    assert "--config.play.think=False --config.play.require_think=False" in arms["skill1_sftnt"]
+    assert "ws/skill1nt" in arms["skill1_sftnt"] and "ws/skill1nt" not in arms["skill1_sft"]
+    clash = subprocess.run(["bash", "benchmarks/device/learning.sh", "plan"], cwd=repo,
+                           env={**env, "SKILL1_NOTHINK": "1"}, capture_output=True, text=True, timeout=60)
+    assert clash.returncode == 2 and "SKILL1_NOTHINK=1 runs with the base arms only" in clash.stdout
 
 
 def test_run_shape_reads_steps_builds_grad_norms_and_the_success_trend(tmp_path, capsys):

@@ -222,6 +222,19 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
   if [ "${SKILL1_OBJ_NORMS:-0}" = 1 ]; then
     ARMS[2]="${ARMS[2]} --config.rl.objective_grad_norms_every=5"
   fi
+  # SKILL1_NOTHINK=1 (session 19, a candidate for campaign 17): skill1_sftnt, a second SFT arm whose
+  # warm start answers <action>X</action> without the think block (play.think=False: prompt and
+  # demonstrations; play.require_think=False). Campaign 15's GRPO arm dropped the think block at RL
+  # step 15 and gained 22 points held out; this arm against the SFT arm (same games, paired:
+  # summarize.py) tells how much of that the answer format alone gives. SFT + evaluation only
+  # (its warm start is saved to $L/ws/skill1nt). 0.14 of the GPU: with the base arms only (0.76).
+  if [ "${SKILL1_NOTHINK:-0}" = 1 ]; then
+    if [ "${SKILL1_L1Z:-0}" = 1 ] || [ "${SKILL1_UTIL:-0}" = 1 ] || [ -n "${SKILL1_SEEDS:-}" ] || [ "${SKILL1_BOUND:-0}" = 1 ]; then
+      echo "SKILL1_NOTHINK=1 runs with the base arms only (its 0.14 of the GPU beside 0.76)"; exit 2
+    fi
+    MEM[skill1_sftnt]=0.14
+    ARMS+=("skill1_sftnt|configs/skill1_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/skill1nt --config.play.think=False --config.play.require_think=False --config.env.workers=3 $X")
+  fi
   # SKILL1_SEEDS="1 2": a grpo and a full arm per extra seed k in 1..9 (skill1_grpo<k>,
   # skill1_full<k>, with --config.seed=k; seed 0 is the base arms'), from the same warm start; all
   # RL arms then share 0.93 of the H200 less the SFT (and bound) arm equally, 4 environment

@@ -82,6 +82,11 @@ COMPARISONS = [
      "util only: full with - without its library"),
     ("skill1", "skill1_full", "without_library", "skill1_util", "without_library",
      "util only - full, both without library"),
+    # learning.sh SKILL1_NOTHINK=1: an SFT warm start answering <action> without the think block
+    ("skill1", "skill1_sft", "without_library", "skill1_sftnt", "without_library",
+     "no-think SFT - SFT (the answer format alone)"),
+    ("skill1", "skill1_grpo", "without_library", "skill1_sftnt", "without_library",
+     "no-think SFT - GRPO w/o library"),
 ] + [c for k in range(1, 10) for c in (   # learning.sh SKILL1_SEEDS: grpo<k>/full<k> run with --config.seed=k
     ("skill1", f"skill1_grpo{k}", "without_library", f"skill1_full{k}", "with_library",
      f"seed {k}, headline: full with library - GRPO w/o library"),

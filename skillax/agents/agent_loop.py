@@ -37,6 +37,9 @@ from skillax.agents.envs.base import Task
 
 SYSTEM_PROMPT = ("You are an agent in a text game. Each turn, think briefly in <think>...</think>, "
                  "then give exactly one action from the admissible list in <action>...</action>.")
+#: the system prompt of ``PlayConfig(think=False)`` (ours: the action-only answer format)
+ACTION_ONLY_SYSTEM_PROMPT = ("You are an agent in a text game. Each turn, give exactly one action from "
+                             "the admissible list in <action>...</action>.")
 
 INVALID_NO_THINK = "missing_think"
 INVALID_NO_ACTION = "missing_action_tag"
@@ -60,7 +63,14 @@ class PlayConfig:
     <think>...</think> block is invalid. invalid_penalty: subtracted from the episode
     return once per invalid step (Skill1 released code: 0.1). penalize_env_invalid: also
     penalise well-formed actions the game rejected as not admissible. max_action_chars:
-    longer actions are invalid.
+    longer actions are invalid. think: the answer format -- True (Skill1's): the prompt asks
+    for ``<think>...</think><action>...</action>`` and SFT demonstrations write both (the
+    think a copy of the action: ``methods.common.play_sft.expert_answer``); False (ours): the
+    prompt asks for ``<action>...</action>`` alone, the demonstrations write only that, the
+    default system prompt becomes :data:`ACTION_ONLY_SYSTEM_PROMPT`, and ``require_think``
+    must be False (ValueError otherwise). Campaign 15's GRPO arm dropped the think block at RL
+    step 15 and gained 22 points held out; an SFT warm start without it tells whether the
+    format alone explains that (``benchmarks/results/learning/campaign_2026-12-04b``).
     """
 
     history_k: int = 2
@@ -74,8 +84,15 @@ class PlayConfig:
     penalize_env_invalid: bool = False
     max_action_chars: int = 200
     system_prompt: str = SYSTEM_PROMPT
+    think: bool = True
 
     def __post_init__(self):
+        if not self.think:
+            if self.require_think:
+                raise ValueError("PlayConfig(think=False) asks for <action> alone: set require_think=False "
+                                 "(config: play.require_think=False) or every step counts as invalid")
+            if self.system_prompt == SYSTEM_PROMPT:
+                self.system_prompt = ACTION_ONLY_SYSTEM_PROMPT
         if self.history_k < 0 or self.max_skills < 0 or min(self.max_obs_chars, self.max_history_obs_chars) < 16:
             raise ValueError(f"invalid PlayConfig {self}")
         if self.max_admissible is not None and self.max_admissible < 1:
@@ -169,7 +186,7 @@ def build_play_prompt(goal: str, observation: str, history: Sequence[tuple[str, 
     parts.append(f"Step {step + 1}. Observation: {_cap(obs, cfg.max_obs_chars)}")
     if admissible:
         parts.append("Admissible actions: " + format_admissible(admissible, cfg))
-    parts.append("Answer: <think>...</think><action>...</action>")
+    parts.append("Answer: <think>...</think><action>...</action>" if cfg.think else "Answer: <action>...</action>")
     return [{"role": "system", "content": cfg.system_prompt}, {"role": "user", "content": "\n\n".join(parts)}]
 
 

@@ -245,3 +245,19 @@ def test_play_after_early_start_batch(overlap):
         trajs = play_episodes(pool, tasks, lambda p: ["<think>x</think><action>go</action>"] * len(p),
                               overlap=overlap, started=True)
     assert [t.n_steps for t in trajs] == [3, 3, 3] and trajs[0].steps[0].observation == "t0: start"
+
+
+def test_action_only_format_prompt_and_refusal():
+    """PlayConfig(think=False): the prompt asks for <action> alone, the default system prompt
+    drops the think instruction (a custom one is kept), and require_think must be off."""
+    from skillax.agents.agent_loop import ACTION_ONLY_SYSTEM_PROMPT
+
+    cfg = PlayConfig(think=False, require_think=False)
+    sys_msg, user = build_play_prompt("g", "o", [], ["look"], cfg=cfg)
+    assert sys_msg["content"] == ACTION_ONLY_SYSTEM_PROMPT and "<think>" not in sys_msg["content"]
+    assert user["content"].endswith("Answer: <action>...</action>")
+    assert build_play_prompt("g", "o", [], ["look"])[1]["content"].endswith(
+        "Answer: <think>...</think><action>...</action>")
+    assert PlayConfig(think=False, require_think=False, system_prompt="mine").system_prompt == "mine"
+    with pytest.raises(ValueError, match="require_think=False"):
+        PlayConfig(think=False)

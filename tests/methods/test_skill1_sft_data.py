@@ -98,6 +98,31 @@ def test_rerank_demos_rank_the_own_type_skill_first():
 
 
 @pytest.mark.parametrize("n_workers", [0, 1])
+def test_action_only_demos_write_no_think(monkeypatch, n_workers):
+    """play.think=False: every play demonstration answers <action>X</action> under a prompt
+    that asks for it, in one process and on a worker pool (the two replay paths)."""
+    from skillax.agents.agent_loop import parse_action
+    from skillax.methods.common.play import play_config
+
+    spec = EnvSpec(f"{ToyEnv.__module__}:ToyEnv", {"max_steps": 4})
+    tasks = [Task(f"t{i}", "toy", "toy", f"goal {i}") for i in range(2)]
+    monkeypatch.setattr(experts, "expert_trajectory", lambda t: ExpertRecord(
+        t.id, t.goal, [("", "go"), ("", "win")], "", won=True, source="test"))
+    import ml_collections
+    pc = play_config(ml_collections.ConfigDict({"play": dict(
+        history_k=2, max_admissible=40, max_obs_chars=600, max_skill_chars=600, require_think=False, think=False)}))
+    if n_workers:
+        with EnvPool(spec, n_workers=n_workers, max_steps=4) as pool:
+            demos, _ = play_demonstrations(tasks, spec, pc, max_steps=4, pool=pool)
+    else:
+        demos, _ = play_demonstrations(tasks, spec, pc, max_steps=4)
+    assert [d[-1]["content"] for d in demos] == ["<action>go</action>", "<action>win</action>"] * 2
+    assert all(d[1]["content"].endswith("Answer: <action>...</action>") and "<think>" not in d[0]["content"]
+               for d in demos)
+    assert parse_action(demos[0][-1]["content"], require_think=pc.require_think) == ("go", None)
+
+
+@pytest.mark.parametrize("n_workers", [0, 1])
 def test_play_transcripts_carry_the_assigned_skill(monkeypatch, n_workers):
     spec = EnvSpec(f"{ToyEnv.__module__}:ToyEnv", {"max_steps": 4})
     tasks = [Task(f"t{i}", "toy", "toy", f"goal {i}") for i in range(3)]

@@ -12,7 +12,7 @@ from skillax.agents.agent_loop import PlayConfig
 
 def play_config(cfg, max_skills: int = 1) -> PlayConfig:
     """``PlayConfig`` from ``cfg.play`` (history_k, max_admissible, max_obs_chars,
-    max_skill_chars, require_think, invalid_penalty); ``max_skills`` skills injected
+    max_skill_chars, require_think, invalid_penalty, max_action_chars, think); ``max_skills`` skills injected
     (Skill1: the top-1 skill). Keys a config does not have keep ``PlayConfig``'s defaults."""
     p = cfg.play
     kw = dict(history_k=int(p.history_k), max_admissible=int(p.max_admissible),
@@ -24,6 +24,8 @@ def play_config(cfg, max_skills: int = 1) -> PlayConfig:
         kw["invalid_penalty"] = float(p.invalid_penalty)
     if "max_action_chars" in p:
         kw["max_action_chars"] = int(p.max_action_chars)
+    if "think" in p:
+        kw["think"] = bool(p.think)
     return PlayConfig(**kw)
 
 

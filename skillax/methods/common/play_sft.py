@@ -1,7 +1,8 @@
 """SFT warm start from expert trajectories rendered in the play format.
 
 Each expert step becomes one chat transcript ``[system, user(play prompt), assistant]`` with
-the assistant answer ``<think>I should {action}.</think><action>{action}</action>`` — the
+the assistant answer ``<think>I should {action}.</think><action>{action}</action>`` (or
+``<action>{action}</action>`` with ``PlayConfig(think=False)``) — the
 exact prompt the policy will see during RL (same ``build_play_prompt``, same history window
 and admissible list; no skill injected unless ``skills_for`` gives the episode one), so a
 small model learns the output format and the action vocabulary before RL (DESIGN.md §1.3;
@@ -20,8 +21,11 @@ from skillax.agents.agent_loop import PlayConfig, build_play_prompt
 from skillax.agents.envs.base import EnvSpec, Task
 
 
-def expert_answer(action: str) -> str:
-    return f"<think>I should {action}.</think><action>{action}</action>"
+def expert_answer(action: str, think: bool = True) -> str:
+    """The SFT target of one expert step: ``<think>I should {action}.</think><action>{action}</action>``
+    (``think``; ours, a copy of the action) or ``<action>{action}</action>`` (``PlayConfig.think``
+    False)."""
+    return f"<think>I should {action}.</think><action>{action}</action>" if think else f"<action>{action}</action>"
 
 
 def play_demonstrations(tasks: Sequence[Task], spec: EnvSpec, play_cfg: PlayConfig,
@@ -59,7 +63,7 @@ def play_demonstrations(tasks: Sequence[Task], spec: EnvSpec, play_cfg: PlayConf
             for t, (_, action) in enumerate(rec.steps[:max_steps]):
                 msgs = build_play_prompt(task.goal, obs, history, info.get("admissible_commands") or [],
                                          skills, t, play_cfg)
-                out.append(msgs + [{"role": "assistant", "content": expert_answer(action)}])
+                out.append(msgs + [{"role": "assistant", "content": expert_answer(action, play_cfg.think)}])
                 history.append((obs, action))
                 obs, _, done, info = env.step(action)
                 stats["steps"] += 1
@@ -111,7 +115,7 @@ def replay_on_pool(tasks: Sequence[Task], pool, play_cfg: PlayConfig, max_steps:
                     continue
                 msgs = build_play_prompt(task.goal, obs[j], history[j], infos[j].get("admissible_commands") or [],
                                          skills[j], t, play_cfg)
-                per[j].append(msgs + [{"role": "assistant", "content": expert_answer(acts[t])}])
+                per[j].append(msgs + [{"role": "assistant", "content": expert_answer(acts[t], play_cfg.think)}])
                 history[j].append((obs[j], acts[t]))
                 actions[j] = acts[t]
             if all(a is None for a in actions):

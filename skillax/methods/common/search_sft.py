@@ -67,7 +67,7 @@ def search_episodes(tasks: Sequence[Task], plans: Sequence[Sequence[str]], skill
         rows: list[list[dict]] = []
         for t, (obs, adm, a) in enumerate(trail):
             msgs = build_play_prompt(tasks[i].goal, obs, hist, adm, skills[i], t, play_cfg)
-            rows.append(msgs + [{"role": "assistant", "content": expert_answer(a)}])
+            rows.append(msgs + [{"role": "assistant", "content": expert_answer(a, play_cfg.think)}])
             hist.append((obs, a))
         out.append((tasks[i], [a for _, _, a in trail], rows))
         st["kept"].append(i)

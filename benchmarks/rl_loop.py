@@ -306,6 +306,7 @@ def bench_skill1(args) -> None:
         rollout_mod.play_episodes = play
 
     rows, profiles = [], []
+    started = False          # --prefetch-resets: this step's resets went out behind the last update
     try:
         for step in range(args.warmup + args.steps):
             timer.s.clear()
@@ -319,7 +320,8 @@ def bench_skill1(args) -> None:
                 import cProfile
                 prof = cProfile.Profile()
                 prof.enable()
-            eps = rollout_mod.rollout(tasks, int(cfg.group_size), policy, t_library, t_index, t_pool, pcfg, rcfg)
+            eps = rollout_mod.rollout(tasks, int(cfg.group_size), policy, t_library, t_index, t_pool, pcfg, rcfg,
+                                      started=started)
             if prof is not None:
                 prof.disable()
                 profiles.append(prof)
@@ -335,6 +337,9 @@ def bench_skill1(args) -> None:
                                     rows_multiple=int(cfg.train.micro_batch),
                                     drop_truncated=bool(cfg.rl.drop_truncated),
                                     pad_id=int(engine.tokenizer.pad_token_id or 0))
+            started = bool(args.prefetch_resets) and step + 1 < args.warmup + args.steps
+            if started:     # the Skill1 loop's rollout.prefetch_resets: resets load behind the update
+                t_pool.start_batch(rollout_mod.episode_tasks(stream.peek(int(cfg.tasks_per_step)), int(cfg.group_size)))
             with timer.phase("update"):
                 if not args.skip_update:
                     engine.train(batch, objectives)
@@ -388,7 +393,7 @@ def bench_skill1(args) -> None:
                  overlap=args.overlap, action_tokens=rcfg.action_tokens, distil_tokens=rcfg.distil_tokens,
                  dtype=str(cfg.model.dtype), seeded_skills=seeded, size=args.size,
                  placement=args.placement, fast_pddl=os.environ.get("SKILLAX_FAST_PDDL", "1"),
-                 share_prefill=bool(args.share_prefill),
+                 share_prefill=bool(args.share_prefill), prefetch_resets=bool(args.prefetch_resets),
                  skip_update=bool(args.skip_update), update_advantages=args.update_advantages)
     print_split(f"skill1 {name} ({args.model}, {int(eps)} episodes, overlap {args.overlap})", phases, wall)
     emit("skill1_step", shape, round(wall, 3), "seconds/step (mean of measured steps)",
@@ -574,6 +579,8 @@ def main(argv=None):
     s.add_argument("--share-prefill", type=int, default=1, help="1: one prefill per distinct prompt")
     s.add_argument("--profile", default="", help="cProfile the measured steps' rollouts into this file")
     s.add_argument("--skip-update", action="store_true", help="no trainer update (rollout profiling)")
+    s.add_argument("--prefetch-resets", type=int, default=1,
+                   help="1: the next step's resets are submitted before the update (rollout.prefetch_resets)")
     s.add_argument("--update-advantages", choices=["real", "random"], default="real",
                    help="random: N(0, 1) advantages on the rows the objective would use, so the update "
                         "runs even when every group has zero variance (an untrained policy wins no game "

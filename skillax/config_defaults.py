@@ -315,6 +315,10 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
                           Play turns sample with per-(turn, episode) keys
                           (``methods.common.policy.TurnSampler``), so overlap never changes what
                           is sampled; the resets are started before the query stage either way.
+      rollout.prefetch_resets  True (default): the next step's game resets are submitted to
+                          the workers before this step's update, so they load behind it instead
+                          of behind the next query stage (the GRPO arm has none); same
+                          episodes, skipped before an eval.at_steps evaluation | False.
     """
     c = base("skill1")
     c.objective = "paper"          # "paper" | "released_code"
@@ -333,7 +337,7 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
         workers=0, n_train_tasks=0, tw_games_per_family=8, tw_families="", data_dir=""))
     c.rollout = ml_collections.ConfigDict(dict(
         top_k=5, threshold=0.4, query_tokens=32, rank_tokens=24, action_tokens=256, distil_tokens=512,
-        distil_prompt_chars=3000, overlap=1))
+        distil_prompt_chars=3000, overlap=1, prefetch_resets=True))
     c.play = ml_collections.ConfigDict(dict(
         history_k=2, max_admissible=40, max_obs_chars=600, max_skill_chars=600, require_think=True,
         invalid_penalty=0.1, think=True))

@@ -123,3 +123,61 @@ def test_skillos_executor_and_skill_alpha_scorer_overlap_equals_lock_step(tiny_m
     assert all(len(tr) == 3 + 2 for sig in lock for tr in sig)        # 3 turns each (no win)
     assert len({tr[0][1] for tr in lock[0]}) > 1                      # temperature 1 really samples
     assert over_calls[0] > lock_calls[0] == 3 and over_calls[1] > lock_calls[1] == 3   # calls were split
+
+
+def test_task_stream_peek_take_and_checkpoint_state():
+    """TaskStream.peek shows the next tasks without consuming them; take returns them next; a
+    state saved while tasks are peeked resumes at the first unconsumed one (a Skill1 checkpoint
+    is written after the next step's tasks were peeked for their resets)."""
+    from skillax.agents.envs.base import Task
+
+    ts = [Task(f"t{i}", "x", "f", "g") for i in range(7)]
+    ref = [t.id for t in task_lib.TaskStream(ts, seed=3).take(12)]
+    s = task_lib.TaskStream(ts, seed=3)
+    assert [t.id for t in s.take(2)] == ref[:2]
+    before = s.get_state()
+    assert [t.id for t in s.peek(3)] == ref[2:5] == [t.id for t in s.peek(3)]
+    assert s.get_state() == before                    # peeking moves no checkpointed position
+    assert [t.id for t in s.take(2)] == ref[2:4]
+    mid = s.get_state()                               # one peeked task left unconsumed
+    assert [t.id for t in s.take(3)] == ref[4:7]
+    r = task_lib.TaskStream(ts, seed=3)
+    r.set_state(mid)
+    assert [t.id for t in r.take(8)] == ref[4:12]
+    r.peek(2)
+    r.set_state(before)                               # a restore drops what was peeked
+    assert [t.id for t in r.take(3)] == ref[2:5]
+
+
+def test_prefetched_resets_give_the_same_episodes(tiny_model, tmp_path):  # noqa: F811
+    """rollout(started=True) after pool.start_batch(episode_tasks(...)) -- the Skill1 loop's
+    rollout.prefetch_resets, the resets submitted behind the previous update -- plays the same
+    episodes as a rollout that submits them itself; a batch for other tasks is refused."""
+    from skillax.methods.skill1.rollout import episode_tasks
+
+    cfg = skill1_tiny_config(tiny_model)
+    cfg.env.max_steps = 3
+    cfg.ablation = "no_library"
+    engine = PolicyEngine.create(cfg, tmp_path / "w")
+    lib = SkillLibrary(":memory:", embed_fn=lambda xs: [[1.0] for _ in xs])
+    index = DenseIndex(lambda xs: [[1.0] for _ in xs], threshold=0.4, top_k=3)
+    tasks = task_lib.load_tasks(cfg.env, "valid_train", 2)
+    pool = EnvPool(env_spec("textworld", max_steps=3), n_workers=2, max_steps=3)
+    policy = engine.policy_sampler(1.0)
+    rcfg = rollout_config(cfg, distil="off")
+    runs = []
+    try:
+        for prefetch in (False, True):
+            policy.calls = 0
+            if prefetch:
+                pool.start_batch(episode_tasks(tasks, 2))
+                assert pool.started_for(episode_tasks(tasks, 2)) and not pool.started_for(episode_tasks(tasks[:1], 4))
+            runs.append(_episodes(rollout(tasks, 2, policy, lib, index, pool, play_config(cfg), rcfg, started=prefetch)))
+        pool.start_batch(episode_tasks(tasks[::-1], 2))
+        with pytest.raises(RuntimeError, match="not for this step's episodes"):
+            rollout(tasks, 2, policy, lib, index, pool, play_config(cfg), rcfg, started=True)
+    finally:
+        pool.close()
+        engine.close()
+    assert len(runs[0]) == 4 and all(len(e[6]) >= 1 for e in runs[0])
+    assert runs[0] == runs[1]

@@ -291,6 +291,13 @@ class EnvPool:
         self._place = self.place(tasks)
         self._dispatch([("reset", i, t) for i, t in enumerate(tasks)], keep=True)
 
+    def started_for(self, tasks: Sequence[Task]) -> bool:
+        """True when the last :meth:`start_batch` was for exactly these tasks (by id, in slot
+        order) and no step has been played on it yet, i.e. its resets can be consumed with
+        ``play_episodes(..., started=True)``."""
+        return (len(self._slots) == len(tasks) and all(sl.task is not None and sl.task.id == t.id and not sl.actions
+                                                       for sl, t in zip(self._slots, tasks)))
+
     def place(self, tasks: Sequence[Task]) -> list[int]:
         """Worker of each slot for a batch of ``tasks`` (``placement``; [] in-process)."""
         W, n = self.n_workers, len(tasks)

@@ -69,19 +69,36 @@ def load_tasks(env_cfg, split: str, limit: int | None = None) -> list[Task]:
 
 
 class TaskStream:
-    """Seeded, repeating stream of tasks (grain) whose position goes into checkpoints."""
+    """Seeded, repeating stream of tasks (grain) whose position goes into checkpoints.
+
+    ``peek(n)`` shows the next ``n`` tasks without consuming them (Skill1 starts the next
+    step's game resets behind the current update: ``rollout.prefetch_resets``); ``take``
+    returns peeked tasks first, and ``get_state`` is the position before any peeked task, so a
+    checkpoint written while tasks are peeked resumes at the same task.
+    """
 
     def __init__(self, tasks: Sequence[Task], seed: int):
         if not tasks:
             raise ValueError("TaskStream needs at least one task")
         self.tasks = list(tasks)
         self._it = make_iterator(task_dataset(list(range(len(self.tasks))), seed=seed))
+        self._ahead: list[tuple[object, int]] = []    # (iterator state before it, task index)
+
+    def _next(self) -> int:
+        return self._ahead.pop(0)[1] if self._ahead else int(next(self._it))
 
     def take(self, n: int) -> list[Task]:
-        return [self.tasks[int(next(self._it))] for _ in range(n)]
+        return [self.tasks[self._next()] for _ in range(n)]
+
+    def peek(self, n: int) -> list[Task]:
+        while len(self._ahead) < n:
+            state = self._it.get_state()
+            self._ahead.append((state, int(next(self._it))))
+        return [self.tasks[i] for _, i in self._ahead[:n]]
 
     def get_state(self):
-        return self._it.get_state()
+        return self._ahead[0][0] if self._ahead else self._it.get_state()
 
     def set_state(self, state) -> None:
+        self._ahead.clear()
         self._it.set_state(state)

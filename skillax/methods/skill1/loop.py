@@ -58,7 +58,7 @@ from skillax.methods.skill1 import heldout, play_log
 from skillax.methods.skill1 import objectives as obj_lib
 from skillax.methods.skill1 import prompts, sft_data
 from skillax.methods.skill1.evaluate import evaluate_condition, library_stats
-from skillax.methods.skill1.rollout import RolloutConfig, rollout, update_library
+from skillax.methods.skill1.rollout import RolloutConfig, episode_tasks, rollout, update_library
 from skillax.rl.metrics import MetricsWriter
 from skillax.skills import budget as budget_lib
 from skillax.skills import importing
@@ -280,6 +280,8 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     heldout_steps = heldout.at_steps(cfg)              # eval.at_steps: a held-out curve (ours)
     count_mode = str(cfg.library.get("count_mode", "selected"))
     committed = start - 1                        # the last checkpointed RL step (-1: none)
+    prefetch = bool(cfg.rollout.get("prefetch_resets", True))
+    started = False                              # this step's resets were submitted behind the last update
     try:
         for step in range(start, int(cfg.steps)):
             t0 = time.perf_counter()
@@ -287,7 +289,8 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             tasks = stream.take(int(cfg.tasks_per_step))
             s0, g0 = policy.seconds, policy.tokens_generated
             lo, hi = collectives.share(len(tasks))         # this process's block (all: one process)
-            mine = rollout(tasks[lo:hi], int(cfg.group_size), policy, library, index, pool, pcfg, rcfg, offset=lo)
+            mine = rollout(tasks[lo:hi], int(cfg.group_size), policy, library, index, pool, pcfg, rcfg, offset=lo,
+                           started=started)
             eps = collectives.concat(collectives.allgather_objects(mine))   # every process's, task order
             t_roll = time.perf_counter() - t0
             t_sample = policy.seconds - s0
@@ -302,6 +305,15 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             batch = build_batch(gens, advs, list(objectives), length_buckets=tuple(cfg.train.length_buckets),
                                 rows_multiple=int(cfg.train.micro_batch), drop_truncated=bool(cfg.rl.drop_truncated),
                                 pad_id=int(engine.tokenizer.pad_token_id or 0))
+            # the next step's game resets run on the idle workers behind this update (same
+            # episodes: a reset depends on its task only); not before a held-out evaluation,
+            # which plays its own games on the pool first
+            started = prefetch and step + 1 < int(cfg.steps) and step not in heldout_steps
+            if started:
+                nxt = stream.peek(int(cfg.tasks_per_step))[lo:hi]
+                started = bool(nxt)
+                if started:
+                    pool.start_batch(episode_tasks(nxt, int(cfg.group_size)))
             train_metrics = engine.train(batch, objectives)
             step_s = time.perf_counter() - t0
             times = {"time/sampling_s": t_sample, "time/environment_s": t_roll - t_sample,

@@ -120,11 +120,22 @@ def steps_view(trajectory: Trajectory) -> list[tuple[str, str]]:
     return [(s.action or "", o) for s, o in zip(trajectory.steps, after)]
 
 
+def episode_tasks(tasks: Sequence[Task], group_size: int) -> list[Task]:
+    """The pool's batch for ``tasks``: each task ``group_size`` times in a row (episode e plays
+    ``tasks[e // group_size]``)."""
+    return [t for t in tasks for _ in range(group_size)]
+
+
 def rollout(tasks: Sequence[Task], group_size: int, policy, library, index, pool,
-            play_cfg: PlayConfig, cfg: RolloutConfig, offset: int = 0) -> list[Episode]:
+            play_cfg: PlayConfig, cfg: RolloutConfig, offset: int = 0, started: bool = False) -> list[Episode]:
     """Run ``len(tasks) * group_size`` episodes (the i-th episode plays ``tasks[i // group_size]``)
     on ``pool``, an :class:`~skillax.agents.envs.runner.EnvPool` (its ``start_batch`` / ``poll``
     carry the resets submitted before the query stage).
+
+    ``started``: the caller already submitted these episodes' resets
+    (``pool.start_batch(episode_tasks(tasks, group_size))``, e.g. behind the previous step's
+    update: ``rollout.prefetch_resets``); RuntimeError when the pool's last batch is not for
+    them. Same episodes either way (a reset depends on its task only).
 
     ``offset``: the index of ``tasks[0]`` among the step's tasks (several processes: this
     process's block, ``collectives.share``); episode indices are then ``(offset + t) *
@@ -138,7 +149,11 @@ def rollout(tasks: Sequence[Task], group_size: int, policy, library, index, pool
         return []
     ids = [ep.index for ep in eps]
     tok = policy.tokenizer
-    pool.start_batch([ep.task for ep in eps])   # resets run behind the query / retrieval / rerank stage
+    if not started:
+        pool.start_batch([ep.task for ep in eps])   # resets run behind the query / retrieval / rerank stage
+    elif not pool.started_for([ep.task for ep in eps]):
+        raise RuntimeError("rollout(started=True): the pool's last start_batch was not for this step's episodes "
+                           f"({len(eps)} episodes of {[t.id for t in tasks][:3]}...)")
 
     # 1. query (w/o Selection: the task text itself)
     if cfg.use_retrieval and not cfg.selection:

@@ -318,7 +318,8 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
       rollout.prefetch_resets  True (default): the next step's game resets are submitted to
                           the workers before this step's update, so they load behind it instead
                           of behind the next query stage (the GRPO arm has none); same
-                          episodes, skipped before an eval.at_steps evaluation | False.
+                          episodes. Only with env.workers > 0; skipped before an eval.at_steps
+                          evaluation and when the clock says another step would not fit | False.
     """
     c = base("skill1")
     c.objective = "paper"          # "paper" | "released_code"

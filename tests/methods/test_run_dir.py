@@ -60,5 +60,9 @@ def test_changed_keys_rules():
                                                                                   {"train.schedule": "cosine"})
     assert run_dir.may_change("eval.splits", new) and not run_dir.may_change("evaluation", new)
     assert not run_dir.may_change("rl.clip_eps", new) and not run_dir.may_change("objective", new)
+    # play-throughput keys sample the same episodes: a resume may change them
+    assert all(run_dir.may_change(k, new) for k in ("rollout.overlap", "rollout.prefetch_resets",
+                                                   "model.batch_buckets", "model.prompt_buckets"))
+    assert not run_dir.may_change("rollout.top_k", new)
     # a key on one side only (code gained a setting) is not a change
     assert run_dir.config_changes({"a": 1, "b": [1, 2]}, {"a": 1, "b": [1, 2], "c": 3}) == {}

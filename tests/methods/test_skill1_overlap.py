@@ -173,6 +173,7 @@ def test_prefetched_resets_give_the_same_episodes(tiny_model, tmp_path):  # noqa
                 pool.start_batch(episode_tasks(tasks, 2))
                 assert pool.started_for(episode_tasks(tasks, 2)) and not pool.started_for(episode_tasks(tasks[:1], 4))
             runs.append(_episodes(rollout(tasks, 2, policy, lib, index, pool, play_config(cfg), rcfg, started=prefetch)))
+            assert not pool.started_for(episode_tasks(tasks, 2))      # played: nothing left to consume
         pool.start_batch(episode_tasks(tasks[::-1], 2))
         with pytest.raises(RuntimeError, match="not for this step's episodes"):
             rollout(tasks, 2, policy, lib, index, pool, play_config(cfg), rcfg, started=True)

@@ -293,10 +293,12 @@ class EnvPool:
 
     def started_for(self, tasks: Sequence[Task]) -> bool:
         """True when the last :meth:`start_batch` was for exactly these tasks (by id, in slot
-        order) and no step has been played on it yet, i.e. its resets can be consumed with
-        ``play_episodes(..., started=True)``."""
-        return (len(self._slots) == len(tasks) and all(sl.task is not None and sl.task.id == t.id and not sl.actions
-                                                       for sl, t in zip(self._slots, tasks)))
+        order), no step has been played on it and every slot's reset is still running or its
+        result unread, i.e. ``play_episodes(..., started=True)`` can consume them."""
+        return (len(self._slots) == len(tasks)
+                and all(sl.task is not None and sl.task.id == t.id and not sl.actions
+                        and (i in self._inflight or i in self._arrived)
+                        for i, (sl, t) in enumerate(zip(self._slots, tasks))))
 
     def place(self, tasks: Sequence[Task]) -> list[int]:
         """Worker of each slot for a batch of ``tasks`` (``placement``; [] in-process)."""

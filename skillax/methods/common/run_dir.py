@@ -38,6 +38,9 @@ MAY_CHANGE = (
     "env.workers", "model.sampler_memory_gb", "model.share_prefill", "model.cache_attention",
     "train.micro_batch", "train.logprob_chunk", "train.remat", "train.length_buckets", "train.update_layout",
     "rl.objective_grad_norms_every",   # a diagnostic: more metrics, the same updates
+    # play throughput: the same samples (per-(turn, episode) keys; padded rows never sample; a
+    # reset depends on its task only), up to the numerics of other kernel shapes
+    "rollout.overlap", "rollout.prefetch_resets", "model.batch_buckets", "model.prompt_buckets",
 )
 
 

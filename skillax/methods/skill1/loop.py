@@ -280,8 +280,11 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     heldout_steps = heldout.at_steps(cfg)              # eval.at_steps: a held-out curve (ours)
     count_mode = str(cfg.library.get("count_mode", "selected"))
     committed = start - 1                        # the last checkpointed RL step (-1: none)
+    # rollout.prefetch_resets: only with worker processes (in-process resets would run before the
+    # update, not beside it)
     prefetch = bool(cfg.rollout.get("prefetch_resets", True))
     started = False                              # this step's resets were submitted behind the last update
+    last_step_s = 0.0
     try:
         for step in range(start, int(cfg.steps)):
             t0 = time.perf_counter()
@@ -307,15 +310,19 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
                                 pad_id=int(engine.tokenizer.pad_token_id or 0))
             # the next step's game resets run on the idle workers behind this update (same
             # episodes: a reset depends on its task only); not before a held-out evaluation,
-            # which plays its own games on the pool first
-            started = prefetch and step + 1 < int(cfg.steps) and step not in heldout_steps
+            # which plays its own games on the pool first, nor when the clock already says that
+            # another step of the last one's length would not fit (the final evaluation would
+            # first wait for unused resets)
+            # (the clock check is collective: every process calls it when prefetch is configured)
+            fits = prefetch and collectives.first_reason(clock.stop_reason(last_step_s)) is None
+            started = fits and pool.n_workers > 0 and step + 1 < int(cfg.steps) and step not in heldout_steps
             if started:
                 nxt = stream.peek(int(cfg.tasks_per_step))[lo:hi]
                 started = bool(nxt)
                 if started:
                     pool.start_batch(episode_tasks(nxt, int(cfg.group_size)))
             train_metrics = engine.train(batch, objectives)
-            step_s = time.perf_counter() - t0
+            step_s = last_step_s = time.perf_counter() - t0
             times = {"time/sampling_s": t_sample, "time/environment_s": t_roll - t_sample,
                      "time/update_s": train_metrics.pop("time/update_s"), "time/step_s": step_s,
                      "tokens_per_s_sampling": (policy.tokens_generated - g0) / max(t_sample, 1e-9),

@@ -137,7 +137,8 @@ def play_config(cfg):
 
     p = cfg.play
     return PlayConfig(history_k=int(p.history_k), max_admissible=int(p.max_admissible),
-                      max_obs_chars=int(p.max_obs_chars), max_skill_chars=int(p.max_skill_chars), max_skills=1)
+                      max_obs_chars=int(p.max_obs_chars), max_skill_chars=int(p.max_skill_chars), max_skills=1,
+                      require_think=bool(p.get("require_think", True)), think=bool(p.get("think", True)))
 
 
 def split_by_family(tasks: Sequence[Task], n_evidence: int, n_anchor: int, seed: int

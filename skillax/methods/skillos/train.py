@@ -103,7 +103,8 @@ def play_config(cfg) -> PlayConfig:
     return PlayConfig(history_k=int(p.history_k), max_admissible=int(p.max_admissible),
                       max_obs_chars=int(p.max_obs_chars), max_skill_chars=int(p.max_skill_chars),
                       max_skills=int(p.max_skills), require_think=bool(p.require_think),
-                      invalid_penalty=float(p.invalid_penalty), max_action_chars=int(p.max_action_chars))
+                      invalid_penalty=float(p.invalid_penalty), max_action_chars=int(p.max_action_chars),
+                      think=bool(p.get("think", True)))
 
 
 def rollout_config(cfg) -> RolloutConfig:

@@ -280,9 +280,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     heldout_steps = heldout.at_steps(cfg)              # eval.at_steps: a held-out curve (ours)
     count_mode = str(cfg.library.get("count_mode", "selected"))
     committed = start - 1                        # the last checkpointed RL step (-1: none)
-    # rollout.prefetch_resets: only with worker processes (in-process resets would run before the
-    # update, not beside it)
-    prefetch = bool(cfg.rollout.get("prefetch_resets", True))
+    prefetch = bool(cfg.rollout.get("prefetch_resets", True))   # rollout.prefetch_resets (below)
     started = False                              # this step's resets were submitted behind the last update
     last_step_s = 0.0
     try:
@@ -312,8 +310,9 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             # episodes: a reset depends on its task only); not before a held-out evaluation,
             # which plays its own games on the pool first, nor when the clock already says that
             # another step of the last one's length would not fit (the final evaluation would
-            # first wait for unused resets)
-            # (the clock check is collective: every process calls it when prefetch is configured)
+            # first wait for unused resets), and only with worker processes (in-process resets
+            # would run before the update, not beside it). The clock check is collective: every
+            # process calls it when prefetch is configured.
             fits = prefetch and collectives.first_reason(clock.stop_reason(last_step_s)) is None
             started = fits and pool.n_workers > 0 and step + 1 < int(cfg.steps) and step not in heldout_steps
             if started:

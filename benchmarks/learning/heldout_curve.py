@@ -26,6 +26,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 from skillax.evaluation import read_records  # noqa: E402
 from skillax.evaluation.stats import paired_delta, wilson_interval  # noqa: E402
 from skillax.methods.common.eval_io import condition_path  # noqa: E402
+from skillax.rl.metrics import read_jsonl  # noqa: E402
 
 COND = "without_library"
 _STEP = re.compile(r"^step_(\d+)$")
@@ -51,11 +52,8 @@ def format_flip_step(arm: pathlib.Path) -> int | None:
     f = arm / "metrics.jsonl"
     if not f.exists():
         return None
-    for line in f.read_text().splitlines():
-        r = json.loads(line) if line.strip() else {}
-        if float(r.get("invalid_action_rate", 0.0)) >= FLIP_RATE:
-            return int(r["step"])
-    return None
+    return next((int(r["step"]) for r in read_jsonl(f)
+                 if float(r.get("invalid_action_rate", 0.0)) >= FLIP_RATE), None)
 
 
 def curve_rows(campaign: pathlib.Path, baseline: str = "skill1_sft") -> list[dict]:

@@ -1,6 +1,7 @@
 """A warm start saved by one process and loaded by another: same weights bit for bit, fresh
 optimiser state, frozen copies and files back, incomplete or foreign folders refused."""
 import jax
+import ml_collections
 import numpy as np
 import pytest
 
@@ -53,6 +54,12 @@ def test_incomplete_and_foreign_warm_starts_are_refused(tiny_model, tmp_path):  
     eng.cfg = other
     with pytest.raises(WarmStartError, match="saved for model"):
         ws.load(eng)
+    assert ws.summary()["think"] is True                             # config() has no play.think
+    nothink = config(tiny_model)
+    nothink.play = ml_collections.ConfigDict({"think": False})
+    eng.cfg = nothink
+    with pytest.raises(WarmStartError, match="play.think=True .*this run uses play.think=False"):
+        ws.load(eng)                                                 # another answer format
     c = config(tiny_model)
     c.warmstart.save_dir = c.warmstart.load_dir = str(tmp_path / "same")
     with pytest.raises(ValueError, match="same folder"):

@@ -114,7 +114,7 @@ class WarmStart:
             p = self.dir / "files" / name
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_bytes(bytes(blob))
-        done = {"model": str(engine.cfg.model.path), "frozen": sorted(frozen or {}), "files": sorted(files or {}),
+        done = {"model": str(engine.cfg.model.path), "think": answer_think(engine.cfg), "frozen": sorted(frozen or {}), "files": sorted(files or {}),
                 "summary": dict(summary or {}), "owner": dict(owner or {}),
                 "sampler_calls": int(getattr(engine, "sampler_calls", 0)), "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         tmp = self.dir / (DONE + ".tmp")
@@ -127,11 +127,16 @@ class WarmStart:
         optimiser state) and return
         (frozen trees on ``engine.frozen_target()``'s placement -- with several processes the
         global mesh, ``engine.sampler_replica`` makes them samplable --, files, summary).
-        Raises WarmStartError when the folder is incomplete or was saved for another model."""
+        Raises WarmStartError when the folder is incomplete or was saved for another model
+        or answer format (:func:`answer_think`)."""
         info = self.summary()
         if info["model"] != str(engine.cfg.model.path):
             raise WarmStartError(f"warm start {self.dir} was saved for model {info['model']!r}, "
                                  f"this run uses {engine.cfg.model.path!r}")
+        saved_think, think = bool(info.get("think", True)), answer_think(engine.cfg)
+        if saved_think != think:
+            raise WarmStartError(f"warm start {self.dir} was trained with play.think={saved_think} "
+                                 f"(answer format), this run uses play.think={think}")
         with Checkpointer(self.dir / "policy", max_to_keep=1) as ck:
             state, _, _ = ck.restore(0, target={"params": engine.state["params"]})
         engine.load_params(state["params"])
@@ -144,6 +149,16 @@ class WarmStart:
                 frozen[name] = ck.restore(0, target=engine.frozen_target())[0]
         files = {name: (self.dir / "files" / name).read_bytes() for name in info["files"]}
         return frozen, files, info["summary"]
+
+
+def answer_think(cfg) -> bool:
+    """``play.think`` of ``cfg`` (True where the config has no such key): whether the policy
+    answers with a ``<think>`` block before its action. A warm start records it, and
+    :meth:`WarmStart.load` refuses one trained with the other answer format (its SFT demos
+    taught that format; methods/common/play.py, ``PlayConfig.think``). Warm starts saved before
+    the key existed were all trained with ``think=True``."""
+    p = cfg.get("play")
+    return True if p is None else bool(p.get("think", True))
 
 
 def from_config(cfg) -> tuple[WarmStart | None, WarmStart | None]:

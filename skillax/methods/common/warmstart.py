@@ -114,7 +114,8 @@ class WarmStart:
             p = self.dir / "files" / name
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_bytes(bytes(blob))
-        done = {"model": str(engine.cfg.model.path), "think": answer_think(engine.cfg), "frozen": sorted(frozen or {}), "files": sorted(files or {}),
+        done = {"model": str(engine.cfg.model.path), "think": answer_think(engine.cfg),
+                "frozen": sorted(frozen or {}), "files": sorted(files or {}),
                 "summary": dict(summary or {}), "owner": dict(owner or {}),
                 "sampler_calls": int(getattr(engine, "sampler_calls", 0)), "saved_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         tmp = self.dir / (DONE + ".tmp")

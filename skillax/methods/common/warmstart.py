@@ -134,7 +134,7 @@ class WarmStart:
         if info["model"] != str(engine.cfg.model.path):
             raise WarmStartError(f"warm start {self.dir} was saved for model {info['model']!r}, "
                                  f"this run uses {engine.cfg.model.path!r}")
-        saved_think, think = bool(info.get("think", True)), answer_think(engine.cfg)
+        saved_think, think = bool(info.get("think", True)), answer_think(engine.cfg)   # no key: saved before it
         if saved_think != think:
             raise WarmStartError(f"warm start {self.dir} was trained with play.think={saved_think} "
                                  f"(answer format), this run uses play.think={think}")
@@ -153,13 +153,16 @@ class WarmStart:
 
 
 def answer_think(cfg) -> bool:
-    """``play.think`` of ``cfg`` (True where the config has no such key): whether the policy
-    answers with a ``<think>`` block before its action. A warm start records it, and
+    """``play.think`` of ``cfg`` (``PlayConfig.think``'s default, True, where the config has no
+    such key, as :func:`methods.common.play.play_config` reads it): whether the policy answers
+    with a ``<think>`` block before its action. A warm start records it, and
     :meth:`WarmStart.load` refuses one trained with the other answer format (its SFT demos
-    taught that format; methods/common/play.py, ``PlayConfig.think``). Warm starts saved before
-    the key existed were all trained with ``think=True``."""
+    taught that format). Warm starts saved before the key existed were all trained with
+    ``think=True``."""
+    from skillax.agents.agent_loop import PlayConfig
+
     p = cfg.get("play")
-    return True if p is None else bool(p.get("think", True))
+    return bool(PlayConfig.think if p is None else p.get("think", PlayConfig.think))
 
 
 def from_config(cfg) -> tuple[WarmStart | None, WarmStart | None]:

@@ -281,6 +281,28 @@ selected() {   # arm $1 is started: it matches the prefix ONLY (default all) and
   return 0
 }
 
+# The GPU shares above are fractions of an H200 (143,771 MiB as nvidia-smi reports it). On a card
+# with less memory (an H100: 81,559 MiB) every share is rescaled to keep its bytes, so an arm that
+# fitted on the H200 fits the same way; a launch whose rescaled shares (the arms it starts, and the
+# served reader) sum over 0.95 is refused, naming them: SKIP arms until they fit (PROTOCOL.md says
+# which for a campaign). GPU_MIB=N stands in for the card's figure (`GPU_MIB=81559 ... plan` here).
+H200_MIB=143771
+rescale_mem() {
+  local mib=${GPU_MIB:-$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -n 1)}
+  case $mib in ''|*[!0-9]*) return 0;; esac
+  [ "$mib" -lt $((H200_MIB - 4096)) ] || return 0
+  local k a n used="" sum
+  for k in "${!MEM[@]}"; do
+    MEM[$k]=$(awk -v s=${MEM[$k]} -v m=$mib -v h=$H200_MIB 'BEGIN { printf "%.3f", s * h / m }')
+  done
+  for a in "${ARMS[@]}"; do n=${a%%|*}; selected $n && used="$used $n=${MEM[$n]:-0}"; done
+  [ "${ARMSET:-smol}" = reader ] && used="$used server=${MEM[server]}"
+  sum=$(echo "$used" | tr ' ' '\n' | awk -F= 'NF == 2 { t += $2 } END { printf "%.3f", t }')
+  echo "GPU of $mib MiB (an H200 has $H200_MIB): shares rescaled to keep their bytes:$used (sum $sum)"
+  awk -v t=$sum 'BEGIN { exit !(t > 0.95) }' && { echo "the rescaled shares sum to $sum > 0.95 of this GPU: SKIP some of:$used"; return 1; }
+  return 0
+}
+
 status() {
   echo "== $(date -u +%T) deadline $(cat $L/deadline 2>/dev/null) (now $(date +%s))"
   for a in "${ARMS[@]}"; do
@@ -345,6 +367,7 @@ elif [ "$part" = launch ]; then
     miss=$(for d in $need; do [ -f $K/copied$d ] || printf '%s ' $d; done)
     [ -z "$miss" ] || { echo "kit folders not on this machine: $miss(a fresh machine after an idle release?): run their kit calls again"; exit 1; }
   fi
+  [ "${DRY:-0}" = 1 ] || rescale_mem || exit 1
   now=$(date +%s)
   echo $((now + left - EVAL_RESERVE - COLLECT_MARGIN)) > $L/deadline
   echo "launch $now, lease ends ~$((now + left)), RL deadline $(cat $L/deadline)"
@@ -408,6 +431,7 @@ elif [ "$part" = wait ] || [ "$part" = collect ]; then
 elif [ "$part" = deadline ]; then
   echo ${2:?unix time} > $L/deadline; status
 elif [ "$part" = plan ]; then   # the arms a launch would start: name, GPU memory share, config, overrides
+  [ -z "${GPU_MIB:-}" ] || rescale_mem || echo "(a launch would refuse this plan)"
   for a in "${ARMS[@]}"; do
     IFS='|' read -r n cfg ov <<< "$a"
     selected $n && echo "$n mem=${MEM[$n]:-} $cfg $ov"

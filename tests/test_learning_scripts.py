@@ -450,6 +450,8 @@ def test_heldout_curve_pairs_each_step_and_the_final_eval_with_the_sft_arm(tmp_p
     printed = capsys.readouterr().out
     assert "| skill1_grpo | valid_unseen | 12 | 0.500" in printed and printed.rstrip().endswith("| 15 |")
     assert len((tmp_path / "h.jsonl").read_text().splitlines()) == 3
+    assert mod.main([str(tmp_path)]) == 0                        # default: CAMPAIGN_DIR/heldout.jsonl
+    assert (tmp_path / "heldout.jsonl").read_text() == (tmp_path / "h.jsonl").read_text()
     _write_eval(grpo / "eval_steps" / "step_20", "without_library", [True, True])            # 2 of the 4 games
     with pytest.raises(ValueError, match="different games"):
         mod.curve_rows(tmp_path)

@@ -103,8 +103,8 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     rows = curve_rows(a.campaign, a.baseline)
     print(table(rows), end="")
-    if a.out is not None:
-        a.out.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
+    out = a.out if a.out is not None else a.campaign / "heldout.jsonl"
+    out.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
     return 0
 
 

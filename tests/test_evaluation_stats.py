@@ -209,6 +209,13 @@ def test_record_from_trajectory_counts_invalid_reasons_and_keeps_the_first_respo
     assert rec.invalid_reasons == {"missing_action_tag": 1, "missing_think": 2}
     assert rec.env_invalid == 1
     assert rec.first_response == texts[0][:RESPONSE_CHARS] and len(rec.first_response) == RESPONSE_CHARS
+    # the first format-invalid step is step 0 (missing_think, truncated); with a parsed first
+    # step the first invalid one is the missing action tag at step 1
+    assert rec.first_invalid == {"step": 0, "reason": "missing_think", "response": texts[0][:RESPONSE_CHARS]}
+    later = EpisodeRecord.from_trajectory(task, Trajectory(task_id=tr.task_id, goal=tr.goal, steps=steps[2:0:-1] + steps[3:]))
+    assert later.first_invalid == {"step": 1, "reason": "missing_action_tag", "response": texts[1]}
+    clean = EpisodeRecord.from_trajectory(task, Trajectory(task_id=tr.task_id, goal=tr.goal, steps=[steps[2]]))
+    assert clean.first_invalid is None and clean.invalid_actions == 0
     assert EpisodeRecord.from_dict(json.loads(json.dumps(rec.to_dict()))) == rec
     # an older-style record (env_invalid None: not recorded) is left out of the play rates
     old = _rec(1, False, steps=6)

@@ -18,7 +18,10 @@ accept: empty, too long or not admissible -- so it includes the format failures 
 an empty action; the two counts overlap) and ``first_response`` (the first step's raw
 policy text, at most :data:`RESPONSE_CHARS` characters). Campaign 15's GRPO arm evaluated
 with every step format-invalid and 84 of 134 games won, and its records could not say what
-it wrote.
+it wrote. Since 2026-12-06 also ``first_invalid`` ({"step", "reason", "response"} of the
+episode's first format-invalid step, the response cut the same way; None when every step
+parsed): campaign 16h's GRPO after RL step 12 lost the action tag in 118 of 134 games while
+every first response parsed, so ``first_response`` could not show what it wrote instead.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ class EpisodeRecord:
     invalid_reasons: dict[str, int] = dataclasses.field(default_factory=dict)
     env_invalid: int | None = None
     first_response: str = ""
+    first_invalid: dict[str, Any] | None = None
 
     def __post_init__(self):
         if not self.task_id:
@@ -95,18 +99,24 @@ class EpisodeRecord:
 
 
 def trajectory_fields(trajectory) -> dict:
-    """{"invalid_reasons", "env_invalid", "first_response"} of an
+    """{"invalid_reasons", "env_invalid", "first_response", "first_invalid"} of an
     :class:`~skillax.agents.agent_loop.Trajectory` (module docstring): format-invalid steps
-    by reason ("unknown" where a step has none), steps the environment rejected, and the first
-    step's response cut to :data:`RESPONSE_CHARS` characters ("" for an episode without steps)."""
+    by reason ("unknown" where a step has none), steps the environment rejected, the first
+    step's response cut to :data:`RESPONSE_CHARS` characters ("" for an episode without steps),
+    and the first format-invalid step as {"step": 0-based index, "reason", "response"} (None
+    when there is none)."""
     reasons: dict[str, int] = {}
-    for st in trajectory.steps:
+    first_invalid = None
+    for i, st in enumerate(trajectory.steps):
         if not st.valid:
             why = st.invalid_reason or "unknown"
             reasons[why] = reasons.get(why, 0) + 1
+            if first_invalid is None:
+                first_invalid = {"step": i, "reason": why, "response": st.response[:RESPONSE_CHARS]}
     return {"invalid_reasons": dict(sorted(reasons.items())),
             "env_invalid": sum(bool(s.env_invalid) for s in trajectory.steps),
-            "first_response": trajectory.steps[0].response[:RESPONSE_CHARS] if trajectory.steps else ""}
+            "first_response": trajectory.steps[0].response[:RESPONSE_CHARS] if trajectory.steps else "",
+            "first_invalid": first_invalid}
 
 
 def write_records(path: str | os.PathLike, records: Iterable[EpisodeRecord]) -> pathlib.Path:

@@ -212,7 +212,8 @@ def test_record_from_trajectory_counts_invalid_reasons_and_keeps_the_first_respo
     # the first format-invalid step is step 0 (missing_think, truncated); with a parsed first
     # step the first invalid one is the missing action tag at step 1
     assert rec.first_invalid == {"step": 0, "reason": "missing_think", "response": texts[0][:RESPONSE_CHARS]}
-    later = EpisodeRecord.from_trajectory(task, Trajectory(task_id=tr.task_id, goal=tr.goal, steps=steps[2:0:-1] + steps[3:]))
+    later = EpisodeRecord.from_trajectory(
+        task, Trajectory(task_id=tr.task_id, goal=tr.goal, steps=steps[2:0:-1] + steps[3:]))
     assert later.first_invalid == {"step": 1, "reason": "missing_action_tag", "response": texts[1]}
     clean = EpisodeRecord.from_trajectory(task, Trajectory(task_id=tr.task_id, goal=tr.goal, steps=[steps[2]]))
     assert clean.first_invalid is None and clean.invalid_actions == 0

@@ -266,6 +266,7 @@ def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, ca
     write("skill1_util", "with_library", [True, True, False, True])
     write("skill1_sft", "without_library", [False, True, False, False])
     write("skill1_sftnt", "without_library", [True, True, False, True])   # SKILL1_NOTHINK's no-think SFT
+    write("skill1_grpo_rc", "without_library", [True, False, True, True])   # SKILL1_RC's released-code GRPO
     assert mod.main([str(tmp_path / "runs"), "--out", str(tmp_path / "out"), "--date", "t"]) == 0
     capsys.readouterr()
     got = {x["comparison"]: x for x in map(json.loads, (tmp_path / "out/summary.jsonl").read_text().splitlines())
@@ -282,7 +283,9 @@ def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, ca
             "util only: full with - without its library": (0.0, 1, 1),
             "util only - full, both without library": (0.75, 3, 0),
             "no-think SFT - SFT (the answer format alone)": (0.5, 2, 0),
-            "no-think SFT - GRPO w/o library": (0.5, 3, 1)}
+            "no-think SFT - GRPO w/o library": (0.5, 3, 1),
+            "released-code objective - paper objective, both GRPO w/o library": (0.5, 2, 0),
+            "GRPO w/o library, released-code objective - SFT only": (0.5, 3, 1)}
     for name, (delta, arm_only, base_only) in want.items():
         line = got[name]
         assert line["delta"] == pytest.approx(delta), name
@@ -349,6 +352,19 @@ def test_learning_sh_skill1_model_switch_names_the_allowed_policies(tmp_path):
     clash = subprocess.run(["bash", "benchmarks/device/learning.sh", "plan"], cwd=repo,
                            env={**env, "SKILL1_NOTHINK": "1"}, capture_output=True, text=True, timeout=60)
     assert clash.returncode == 2 and "SKILL1_NOTHINK=1 runs with the base arms only" in clash.stdout
+    # session 24: SKILL1_RC=1 adds the GRPO arm under objective=released_code, GRPO's share, base arms only
+    rc = subprocess.run(["bash", "benchmarks/device/learning.sh", "plan"], cwd=repo,
+                        env={**env, "SKILL1_UTIL": "0", "SKILL1_OBJ_NORMS": "0", "SKILL1_RC": "1"},
+                        capture_output=True, text=True, timeout=60)
+    assert rc.returncode == 0, rc.stdout + rc.stderr
+    arms = {line.split()[0]: line for line in rc.stdout.splitlines()}
+    assert list(arms) == ["skill1_sft", "skill1_grpo", "skill1_full", "skill1_grpo_rc"]
+    assert arms["skill1_grpo_rc"].split()[1] == arms["skill1_grpo"].split()[1] == "mem=0.30"
+    assert "--config.ablation=no_library --config.objective=released_code" in arms["skill1_grpo_rc"]
+    assert "objective=" not in arms["skill1_grpo"] and "ws/skill1 " in arms["skill1_grpo_rc"]
+    clash = subprocess.run(["bash", "benchmarks/device/learning.sh", "plan"], cwd=repo,
+                           env={**env, "SKILL1_RC": "1"}, capture_output=True, text=True, timeout=60)
+    assert clash.returncode == 2 and "SKILL1_RC=1 runs with the base arms only" in clash.stdout
 
 
 def test_run_shape_reads_steps_builds_grad_norms_and_the_success_trend(tmp_path, capsys):

@@ -235,6 +235,19 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
     MEM[skill1_sftnt]=0.14
     ARMS+=("skill1_sftnt|configs/skill1_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/skill1nt --config.play.think=False --config.play.require_think=False --config.env.workers=3 $X")
   fi
+  # SKILL1_RC=1 (session 24, campaign 17): skill1_grpo_rc, the GRPO arm (no library) trained with
+  # --config.objective=released_code (Skill1's public code: every turn a step sample, 10 x won, 0.1
+  # off per format-invalid step, k3 KL 0.01; methods/skill1/objectives.py) from the same warm start.
+  # In campaigns 15 and 16h the paper objective's GRPO arm dropped the <action> tag around RL steps
+  # 12-15 (118 of 134 held-out games at step 12 in 16h); this arm tests the format-scoring lever
+  # against it (paired with skill1_grpo: summarize.py). GRPO's share, 5 environment workers.
+  if [ "${SKILL1_RC:-0}" = 1 ]; then
+    if [ "${SKILL1_L1Z:-0}" = 1 ] || [ "${SKILL1_UTIL:-0}" = 1 ] || [ -n "${SKILL1_SEEDS:-}" ] || [ "${SKILL1_BOUND:-0}" = 1 ]; then
+      echo "SKILL1_RC=1 runs with the base arms only (GRPO's share beside them)"; exit 2
+    fi
+    MEM[skill1_grpo_rc]=${MEM[skill1_grpo]}
+    ARMS+=("skill1_grpo_rc|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.objective=released_code --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 $X")
+  fi
   # SKILL1_SEEDS="1 2": a grpo and a full arm per extra seed k in 1..9 (skill1_grpo<k>,
   # skill1_full<k>, with --config.seed=k; seed 0 is the base arms'), from the same warm start; all
   # RL arms then share 0.93 of the H200 less the SFT (and bound) arm equally, 4 environment

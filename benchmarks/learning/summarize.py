@@ -87,6 +87,11 @@ COMPARISONS = [
      "no-think SFT - SFT (the answer format alone)"),
     ("skill1", "skill1_grpo", "without_library", "skill1_sftnt", "without_library",
      "no-think SFT - GRPO w/o library"),
+    # learning.sh SKILL1_RC=1 (campaign 17): GRPO under the released code's objective (format penalty)
+    ("skill1", "skill1_grpo", "without_library", "skill1_grpo_rc", "without_library",
+     "released-code objective - paper objective, both GRPO w/o library"),
+    ("skill1", "skill1_sft", "without_library", "skill1_grpo_rc", "without_library",
+     "GRPO w/o library, released-code objective - SFT only"),
 ] + [c for k in range(1, 10) for c in (   # learning.sh SKILL1_SEEDS: grpo<k>/full<k> run with --config.seed=k
     ("skill1", f"skill1_grpo{k}", "without_library", f"skill1_full{k}", "with_library",
      f"seed {k}, headline: full with library - GRPO w/o library"),

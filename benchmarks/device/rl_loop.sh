@@ -2,7 +2,7 @@
 # Issue 17 on one H200: the acceptance figures, one process at a time (each alone on the GPU),
 # detached so that the run outlives a call (<= 10 min) while the machine is held.
 #   kit calls first (learning.sh's order): run(carry=[".dk1"], "bash benchmarks/device/rl_loop.sh kit"),
-#   then .dk2, then .dk4 (MiniLM: Skill1's retrieval encoder), then
+#   then .dk2, then .dk4 and .dk7 (MiniLM in halves: Skill1's retrieval encoder), then
 #   run(carry=[".dk3"], "bash benchmarks/device/rl_loop.sh launch")   -> starts the queue below
 #   bash benchmarks/device/rl_loop.sh wait 540      -> waits (<= S s or the queue's end), prints the tails
 #   bash benchmarks/device/rl_loop.sh collect       -> $OUT/rl_loop_h200.tgz (res/*.jsonl, log/)

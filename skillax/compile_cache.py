@@ -86,3 +86,24 @@ def enable(spec: str = "auto", backend: str | None = None, min_compile_s: float 
     if min_compile_s is not None:
         jax.config.update("jax_persistent_cache_min_compile_time_secs", float(min_compile_s))
     return path
+
+
+_COMPILE_S = [0.0]
+_COMPILE_EVENTS = ("/jax/core/compile/jaxpr_trace_duration", "/jax/core/compile/jaxpr_to_mlir_module_duration",
+                   "/jax/core/compile/backend_compile_duration")
+
+
+def compile_timer():
+    """``() -> seconds`` jax has spent tracing, lowering and compiling in this process so far
+    (``jax.monitoring`` duration events; the listener is registered once per process). Used by
+    ``modes.serve`` (its stats) and by Skill1's RL clock (``methods.skill1.loop``: a step's own
+    build time is not expected again in the next step)."""
+    import jax
+
+    if not getattr(compile_timer, "registered", False):
+        def listen(event, duration, **_):
+            if event in _COMPILE_EVENTS:
+                _COMPILE_S[0] += float(duration)
+        jax.monitoring.register_event_duration_secs_listener(listen)
+        compile_timer.registered = True
+    return lambda: _COMPILE_S[0]

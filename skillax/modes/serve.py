@@ -24,6 +24,7 @@ import pathlib
 import threading
 import time
 
+from skillax.compile_cache import compile_timer
 from skillax.models.registry import load_policy, resolve_dtype
 
 
@@ -60,25 +61,6 @@ def restore_policy_params(path: str | os.PathLike, cfg, mesh=None):
         from skillax.models.params import param_shardings
         return jax.device_put(params, param_shardings(cfg, mesh)), step
     return jax.device_put(params, jax.devices()[0]), step
-
-
-_COMPILE_S = [0.0]
-_COMPILE_EVENTS = ("/jax/core/compile/jaxpr_trace_duration", "/jax/core/compile/jaxpr_to_mlir_module_duration",
-                   "/jax/core/compile/backend_compile_duration")
-
-
-def compile_timer():
-    """``() -> seconds`` jax has spent tracing, lowering and compiling in this process so far
-    (``jax.monitoring`` duration events; the listener is registered once per process)."""
-    import jax
-
-    if not getattr(compile_timer, "registered", False):
-        def listen(event, duration, **_):
-            if event in _COMPILE_EVENTS:
-                _COMPILE_S[0] += float(duration)
-        jax.monitoring.register_event_duration_secs_listener(listen)
-        compile_timer.registered = True
-    return lambda: _COMPILE_S[0]
 
 
 def serving_buckets(s):

@@ -73,3 +73,23 @@ def test_prompt_over_budget_names_row_episode_and_budget(policy):
                                          r"cache budget is 504 \(model.max_len 512 - max_new_tokens 8\)"):
         policy.sample([[3] * 10, [3] * 600], objective="util", episodes=[6, 7], max_new_tokens=8)
     assert policy.sampler.compile_count == before
+
+
+def test_evaluation_stream_gives_every_pass_the_same_keys(policy):
+    """Held-out evaluation on common random numbers (PolicySampler.evaluation_stream): two passes
+    with the training counter at different values (RL steps in between) sample the same tokens,
+    and neither moves the training counter; the training counter's own keys differ."""
+    from skillax.methods.common.policy import EVAL_CALL_OFFSET
+
+    ev1 = policy.evaluation_stream()
+    assert ev1.calls == EVAL_CALL_OFFSET and (ev1.seed, ev1.temperature) == (policy.seed, policy.temperature)
+    before = policy.calls
+    a, t_a = _play(ev1, 1, 2)
+    assert policy.calls == before and t_a.base == EVAL_CALL_OFFSET
+    policy.reserve_calls(37)                              # training moved on (an RL step's words)
+    b, t_b = _play(policy.evaluation_stream(), 1, 2)
+    assert t_b.base == EVAL_CALL_OFFSET
+    c, _ = _play(policy, 1, 2)                            # the training counter: other keys
+    ids = lambda trajs: [[s.gen["generation"].completion_ids for s in t.steps] for t in trajs]
+    assert ids(a) == ids(b) and [t.won for t in a] == [t.won for t in b]
+    assert ids(c) != ids(a)

@@ -93,5 +93,12 @@ def test_skill1_loop_runs_and_restarts_after_a_crash(tmp_path, capsys):
     held = [json.loads(x) for x in (work / "eval_steps/step_0/eval" / f"without_library__{split}.jsonl")
             .read_text().splitlines()]
     assert len(held) == 1 and m[key] == float(held[0]["won"]) and m["time/heldout_s"] > 0
+    # the final evaluation sees the same weights (after step 0) and draws the same keys
+    # (PolicySampler.evaluation_stream: common random numbers): the same episode
+    final = [json.loads(x) for x in (work / "eval" / f"without_library__{split}.jsonl").read_text().splitlines()]
+    same = lambda recs: [(r["task_id"], r["first_response"], r["steps"], r["won"], r["invalid_actions"]) for r in recs]
+    assert same(final) == same(held) and held[0]["first_response"]
+    # the RL clock's estimate of the next step leaves out this step's jax compile time
+    assert 0 < m["time/compile_s"] < m["time/step_s"]
     assert "held-out after RL step 0, without_library" in out
     assert (work / "metrics.png").is_file() and (work / "skills").is_dir()

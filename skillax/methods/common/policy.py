@@ -24,6 +24,11 @@ from skillax.engine.sampling import SamplingParams
 from skillax.methods.common.rows import Generation
 
 
+# The first call word of every held-out evaluation (:meth:`PolicySampler.evaluation_stream`).
+# Training words count up from 0 by a few dozen a step, so they never reach it; int32-safe.
+EVAL_CALL_OFFSET = 1 << 30
+
+
 @dataclasses.dataclass
 class CallCounter:
     """The call counter shared by every ``PolicySampler`` of one engine (checkpointed by it)."""
@@ -67,6 +72,21 @@ class PolicySampler:
     @calls.setter
     def calls(self, v: int) -> None:
         self.counter.value = int(v)
+
+    def evaluation_stream(self) -> "PolicySampler":
+        """This sampler (same weights, seed and temperature) on a private call counter that
+        starts at :data:`EVAL_CALL_OFFSET`, for one held-out evaluation pass.
+
+        Every pass that starts from a fresh stream samples game e's turn t with the same key
+        whatever the training history (RL steps taken, earlier evaluations, the arm), so arms
+        of one seed are compared on common random numbers: a paired difference then comes
+        from the weights (or the prompt's skill), not from each arm's own sampling noise.
+        Before 2026-12-06 the evaluation drew from the training counter: an SFT arm and an arm
+        one RL step (lr 1e-5) later differed in 36 of 134 ALFWorld games (campaign 17,
+        ``benchmarks/results/learning/campaign_2026-12-06e``). The training counter is not
+        moved. Returns a new :class:`PolicySampler`; its time/token tallies start at 0."""
+        return PolicySampler(self.sampler, self.tokenizer, self.get_params, self.seed, self.temperature,
+                             call_offset=EVAL_CALL_OFFSET)
 
     def reserve_calls(self, n: int) -> int:
         """Reserve ``n`` counter values for keyed calls (:class:`TurnSampler`); returns the

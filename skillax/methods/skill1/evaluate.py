@@ -17,7 +17,7 @@ import numpy as np
 
 from skillax import collectives
 from skillax.evaluation import EpisodeRecord
-from skillax.methods.skill1.rollout import rollout
+from skillax.methods.skill1.rollout import SELECTION_WORDS, rollout, words_before_play
 
 CONDITIONS = ("with_library", "without_library")
 
@@ -35,13 +35,22 @@ def evaluate_condition(tasks: Sequence, policy, library, index, pool, play_cfg, 
     one lock-step batch; GPU memory bounds it). Distillation is off whatever ``rollout_cfg``
     says; the library is only read. Several processes (issue 21): each plays its block of every
     chunk (``collectives.share``; the same sampling keys as one process plays them with) and
-    every process gets all records, in task order."""
+    every process gets all records, in task order.
+
+    Sampling keys: the pass draws from ``policy.evaluation_stream()`` (a fresh counter, the
+    training counter untouched), and a condition without selection words skips them, so game
+    e's play turn t keys on the same word in every pass, condition and arm of one seed with the
+    same ``batch_size`` (common random numbers for the paired comparisons)."""
     rcfg = dataclasses.replace(rollout_cfg, distil="off")
+    policy = policy.evaluation_stream()
     n = int(batch_size) if int(batch_size) > 0 else max(len(tasks), 1)
     records = []
     for c in range(0, len(tasks), n):
         chunk = list(tasks[c:c + n])
         lo, hi = collectives.share(len(chunk))          # several processes: this one's block
+        skip = SELECTION_WORDS - words_before_play(rcfg)
+        if skip:                                        # play words line up across conditions
+            policy.reserve_calls(skip)
         eps = rollout(chunk[lo:hi], 1, policy, library, index, pool, play_cfg, rcfg, offset=lo)
         records += collectives.concat(collectives.allgather_objects([episode_record(ep) for ep in eps]))
     return records

@@ -42,6 +42,7 @@ import time
 import numpy as np
 
 from skillax import collectives, process
+from skillax.compile_cache import compile_timer
 from skillax.agents.envs import env_spec
 from skillax.agents.envs.runner import EnvPool, resolve_workers
 from skillax.config_defaults import SKILL1_ABLATIONS
@@ -282,10 +283,11 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     committed = start - 1                        # the last checkpointed RL step (-1: none)
     prefetch = bool(cfg.rollout.get("prefetch_resets", True))   # rollout.prefetch_resets (below)
     started = False                              # this step's resets were submitted behind the last update
-    last_step_s = 0.0
+    last_step_s = 0.0                            # the clock's estimate of the next step (below)
+    compile_s = compile_timer()
     try:
         for step in range(start, int(cfg.steps)):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), compile_s()
             b0 = len(engine.sampler.builds)
             tasks = stream.take(int(cfg.tasks_per_step))
             s0, g0 = policy.seconds, policy.tokens_generated
@@ -321,8 +323,14 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
                 if started:
                     pool.start_batch(episode_tasks(nxt, int(cfg.group_size)))
             train_metrics = engine.train(batch, objectives)
-            step_s = last_step_s = time.perf_counter() - t0
-            times = {"time/sampling_s": t_sample, "time/environment_s": t_roll - t_sample,
+            step_s = time.perf_counter() - t0
+            # the next step reuses this one's programs: the RL clock's estimate of it leaves out
+            # the jax tracing / compile time spent in this step (campaign 17 on the H200: step 0
+            # took 104 s, 35 s of them sampler builds and most of the 54 s update the train
+            # step's compile; a 104 s estimate stopped RL after one step with 5 minutes left)
+            step_compile_s = compile_s() - c0
+            last_step_s = max(step_s - step_compile_s, 0.0)
+            times = {"time/compile_s": step_compile_s,"time/sampling_s": t_sample, "time/environment_s": t_roll - t_sample,
                      "time/update_s": train_metrics.pop("time/update_s"), "time/step_s": step_s,
                      "tokens_per_s_sampling": (policy.tokens_generated - g0) / max(t_sample, 1e-9),
                      "compile_count": engine.sampler.compile_count}
@@ -336,7 +344,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
                     cfg, step, engine.policy_sampler(float(cfg.eval.temperature)), library, index, pool, pcfg,
                     rollout_config(cfg, use_retrieval=False, distil="off"), workdir))
             writer.write(step, m)
-            stop = collectives.first_reason(clock.stop_reason(step_s))   # every process stops at the same step
+            stop = collectives.first_reason(clock.stop_reason(last_step_s))   # every process stops at the same step
             if (step + 1) % int(cfg.checkpoint_every) == 0 or step + 1 == int(cfg.steps) or stop:
                 save_checkpoint(engine, step, stream, library, workdir)
                 committed = step

@@ -237,7 +237,7 @@ def _reserve_words(policy, cfg: RolloutConfig) -> dict:
     except that the rerank word is now taken also when no episode reranks and rerank rows key
     on their episode (not their position among the reranked rows)."""
     words = {"query": None, "rerank": None, "distil": None}
-    if cfg.use_retrieval and cfg.selection:
+    if words_before_play(cfg):
         words["query"] = policy.reserve_calls(1)
         words["rerank"] = policy.reserve_calls(1)
     words["play"] = TurnSampler(policy, max_turns=cfg.max_steps, max_new_tokens=cfg.action_tokens,
@@ -245,6 +245,15 @@ def _reserve_words(policy, cfg: RolloutConfig) -> dict:
     if cfg.distil == "policy":
         words["distil"] = policy.reserve_calls(1)
     return words
+
+
+SELECTION_WORDS = 2   # query + rerank: the most call words a rollout reserves before its play turns
+
+
+def words_before_play(cfg: RolloutConfig) -> int:
+    """The call words :func:`_reserve_words` takes before the play turns' words:
+    :data:`SELECTION_WORDS` with retrieval and selection, else 0."""
+    return SELECTION_WORDS if cfg.use_retrieval and cfg.selection else 0
 
 
 def _keys(word: int, eps: Sequence[Episode]) -> list[tuple[int, int]]:

@@ -5,7 +5,7 @@ import ml_collections
 import pytest
 
 from skillax.evaluation import EpisodeRecord, read_records
-from skillax.methods.common.clock import RLClock
+from skillax.methods.common.clock import RLClock, next_step_estimate
 from skillax.methods.common.eval_io import eval_splits, write_condition
 
 
@@ -30,6 +30,17 @@ def test_clock_budget_and_deadline(tmp_path):
     assert e.deadline() == 5000.0
     with pytest.raises(ValueError):
         RLClock(max_train_minutes=-1)
+
+
+def test_next_step_estimate_leaves_out_the_steps_compile_time():
+    # campaign 17's step 0 on the H200: 104.2 s, of which (say) 84.0 s jax compile -> ~20 s
+    assert next_step_estimate(104.2, 84.0) == pytest.approx(20.2)
+    assert next_step_estimate(15.0, 0.0) == 15.0          # a step that built nothing
+    assert next_step_estimate(5.0, 7.0) == 0.0            # timer skew never gives a negative step
+    t = [1000.0]
+    d = RLClock(train_until_unix=1100.0, now=lambda: t[0]).start()
+    t[0] = 1005.0                                         # 95 s left: 104 s would stop, 20 s does not
+    assert "deadline" in d.stop_reason(104.2) and d.stop_reason(next_step_estimate(104.2, 84.0)) is None
 
 
 def test_eval_splits_and_write_condition(tmp_path):

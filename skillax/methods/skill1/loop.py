@@ -50,7 +50,7 @@ from skillax.methods.common import host_state, run_dir
 from skillax.methods.common.build_log import log_builds
 from skillax.methods.common import tasks as task_lib
 from skillax.methods.common import warmstart as ws_lib
-from skillax.methods.common.clock import RLClock
+from skillax.methods.common.clock import RLClock, next_step_estimate
 from skillax.methods.common.engine import PolicyEngine
 from skillax.methods.common.eval_io import eval_splits, write_condition
 from skillax.methods.common.play import play_config, play_overlap
@@ -324,12 +324,8 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
                     pool.start_batch(episode_tasks(nxt, int(cfg.group_size)))
             train_metrics = engine.train(batch, objectives)
             step_s = time.perf_counter() - t0
-            # the next step reuses this one's programs: the RL clock's estimate of it leaves out
-            # the jax tracing / compile time spent in this step (campaign 17 on the H200: step 0
-            # took 104 s, 35 s of them sampler builds and most of the 54 s update the train
-            # step's compile; a 104 s estimate stopped RL after one step with 5 minutes left)
-            step_compile_s = compile_s() - c0
-            last_step_s = max(step_s - step_compile_s, 0.0)
+            step_compile_s = compile_s() - c0             # the next step reuses these programs
+            last_step_s = next_step_estimate(step_s, step_compile_s)
             times = {"time/compile_s": step_compile_s,"time/sampling_s": t_sample, "time/environment_s": t_roll - t_sample,
                      "time/update_s": train_metrics.pop("time/update_s"), "time/step_s": step_s,
                      "tokens_per_s_sampling": (policy.tokens_generated - g0) / max(t_sample, 1e-9),

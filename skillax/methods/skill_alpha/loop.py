@@ -15,7 +15,8 @@ from skillax import collectives, process
 from skillax.agents.envs.runner import resolve_workers
 from skillax.methods.common import host_state, run_dir
 from skillax.methods.common import warmstart as warmstart_lib
-from skillax.methods.common.clock import RLClock
+from skillax.compile_cache import compile_timer
+from skillax.methods.common.clock import RLClock, next_step_estimate
 from skillax.methods.common.engine import PolicyEngine
 from skillax.methods.common.eval_io import eval_splits
 from skillax.methods.common.rows import build_batch
@@ -422,11 +423,12 @@ def train(cfg, engine, st, lanes, z0, ucfg, start, workdir) -> dict:
     # the minutes budget only ever stops after a step (RLClock's contract)
     reason = collectives.first_reason(clock.stop_reason(0.0) if clock.deadline() > 0 else None)
     last_s, done, step = 0.0, 0, start - 1
+    compile_s = compile_timer()
     try:
         for step in range(start, int(cfg.steps)):
             if reason:
                 break
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), compile_s()
             results, times = run_units(_inputs(lanes, st.stream, cfg), editor, st.scorer, ucfg)
             for lane, res in zip(lanes, results):
                 lane.advance(res.carry, len(st.stream), z0)
@@ -448,7 +450,9 @@ def train(cfg, engine, st, lanes, z0, ucfg, start, workdir) -> dict:
             m.update({f"rows/{k}": v for k, v in rstats.items()})
             m.update(train_metrics)
             m["skill_rules/lane0"] = len(rules_of(lanes[0].skill).rules)
-            last_s = m["time/step_s"] = time.perf_counter() - t0
+            m["time/step_s"] = time.perf_counter() - t0
+            m["time/compile_s"] = compile_s() - c0
+            last_s = next_step_estimate(m["time/step_s"], m["time/compile_s"])
             writer.write(step, m)
             done += 1
             reason = collectives.first_reason(clock.stop_reason(last_s))   # every process stops at the same step

@@ -77,7 +77,8 @@ from skillax.agents.envs import env_spec
 from skillax.agents.envs.runner import EnvPool, resolve_workers
 from skillax.methods.common import host_state, run_dir
 from skillax.methods.common import warmstart as ws_lib
-from skillax.methods.common.clock import RLClock
+from skillax.compile_cache import compile_timer
+from skillax.methods.common.clock import RLClock, next_step_estimate
 from skillax.methods.common.endpoint import openai_worker
 from skillax.methods.common.engine import PolicyEngine
 from skillax.methods.common.eval_io import eval_splits, write_condition
@@ -492,9 +493,10 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     writer = MetricsWriter(workdir / "metrics.jsonl", total_steps=int(cfg.steps), initial_step=start,
                            bar_keys=("r", "r_task", "r_fc", "repo_skills"))
     clock = RLClock.from_config(cfg).start()
+    compile_s = compile_timer()
     try:
         for step in range(start, int(cfg.steps)):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), compile_s()
             timings: collections.Counter = collections.Counter()
             executor.stats.clear()
             step_groups = stream.take(int(cfg.groups_per_step))
@@ -515,7 +517,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             times = {"time/rollout_s": t_roll, "time/executor_s": timings["executor_s"],
                      "time/curator_s": timings["curator_s"], "time/retrieve_s": timings["retrieve_s"],
                      "time/judge_s": info["judge_s"], "time/update_s": train_metrics.pop("time/update_s", 0.0),
-                     "time/step_s": time.perf_counter() - t0}
+                     "time/step_s": time.perf_counter() - t0, "time/compile_s": compile_s() - c0}
             m = step_metrics(rolls, info, gens, batch, adv, times, executor_stats(executor.stats))
             m["ablations"] = ",".join(labels)
             m["rl_minutes"] = clock.elapsed_s / 60.0
@@ -525,7 +527,8 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             best = max(rolls, key=lambda r: (r.r, -r.index))
             best_state = best.repo.state()
             # every process stops at the same step
-            stop = collectives.first_reason(clock.stop_reason(time.perf_counter() - t0))
+            stop = collectives.first_reason(clock.stop_reason(
+                next_step_estimate(time.perf_counter() - t0, compile_s() - c0)))
             if (step + 1) % int(cfg.checkpoint_every) == 0 or step + 1 == int(cfg.steps) or stop:
                 engine.save(step, {"stream": stream.get_state(), "best_repo": best_state,
                                    "repos": {f"g{r.group}-n{r.n}": r.repo.state() for r in rolls}})

@@ -326,7 +326,8 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             step_s = time.perf_counter() - t0
             step_compile_s = compile_s() - c0             # the next step reuses these programs
             last_step_s = next_step_estimate(step_s, step_compile_s)
-            times = {"time/compile_s": step_compile_s,"time/sampling_s": t_sample, "time/environment_s": t_roll - t_sample,
+            times = {"time/compile_s": step_compile_s,
+                     "time/sampling_s": t_sample, "time/environment_s": t_roll - t_sample,
                      "time/update_s": train_metrics.pop("time/update_s"), "time/step_s": step_s,
                      "tokens_per_s_sampling": (policy.tokens_generated - g0) / max(t_sample, 1e-9),
                      "compile_count": engine.sampler.compile_count}

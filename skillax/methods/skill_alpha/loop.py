@@ -12,10 +12,10 @@ import time
 import numpy as np
 
 from skillax import collectives, process
+from skillax.compile_cache import compile_timer
 from skillax.agents.envs.runner import resolve_workers
 from skillax.methods.common import host_state, run_dir
 from skillax.methods.common import warmstart as warmstart_lib
-from skillax.compile_cache import compile_timer
 from skillax.methods.common.clock import RLClock, next_step_estimate
 from skillax.methods.common.engine import PolicyEngine
 from skillax.methods.common.eval_io import eval_splits

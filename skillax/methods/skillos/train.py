@@ -72,12 +72,12 @@ import time
 import numpy as np
 
 from skillax import collectives, process
+from skillax.compile_cache import compile_timer
 from skillax.agents.agent_loop import PlayConfig
 from skillax.agents.envs import env_spec
 from skillax.agents.envs.runner import EnvPool, resolve_workers
 from skillax.methods.common import host_state, run_dir
 from skillax.methods.common import warmstart as ws_lib
-from skillax.compile_cache import compile_timer
 from skillax.methods.common.clock import RLClock, next_step_estimate
 from skillax.methods.common.endpoint import openai_worker
 from skillax.methods.common.engine import PolicyEngine

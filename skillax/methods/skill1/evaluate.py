@@ -43,13 +43,13 @@ def evaluate_condition(tasks: Sequence, policy, library, index, pool, play_cfg, 
     same ``batch_size`` (common random numbers for the paired comparisons)."""
     rcfg = dataclasses.replace(rollout_cfg, distil="off")
     policy = policy.evaluation_stream()
+    skip = SELECTION_WORDS - words_before_play(rcfg)    # play words line up across conditions
     n = int(batch_size) if int(batch_size) > 0 else max(len(tasks), 1)
     records = []
     for c in range(0, len(tasks), n):
         chunk = list(tasks[c:c + n])
         lo, hi = collectives.share(len(chunk))          # several processes: this one's block
-        skip = SELECTION_WORDS - words_before_play(rcfg)
-        if skip:                                        # play words line up across conditions
+        if skip:
             policy.reserve_calls(skip)
         eps = rollout(chunk[lo:hi], 1, policy, library, index, pool, play_cfg, rcfg, offset=lo)
         records += collectives.concat(collectives.allgather_objects([episode_record(ep) for ep in eps]))

@@ -257,6 +257,11 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
       rl.rerank_baseline    "none" (REINFORCE on the raw NDCG, the paper) | "batch_mean" (ours:
                             minus the step's mean NDCG over reranked episodes; campaign 14 saw
                             the raw reward collapse the rerank without raising NDCG).
+      rl.util_weighting     "token" (the util loss is a token mean over every play turn of the
+                            step, verl's default) | "trajectory" (ours, objective "paper" only:
+                            each episode counts once, GRPO's 1/|o_i| with the episode as o_i;
+                            campaign 17 measured the token mean's pull toward long lost episodes;
+                            methods.skill1.objectives.trajectory_token_weights).
       library.count_mode    "selected" (n(s) counts selections as top-1: the paper's n(s),
                             used by eviction) | "retrieved" (all K candidates). The EMA on U
                             always updates all K retrieved (paper).
@@ -348,6 +353,7 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
     c.rl = rl()
     c.rl.distil_parse_fail = "zero"
     c.rl.rerank_baseline = "none"
+    c.rl.util_weighting = "token"
     c.train = train(lr=1e-6, total_steps=100)
     c.sft = sft()
     # also SFT the distil stage on deterministic JSON from each expert episode (ours, not the

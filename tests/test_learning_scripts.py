@@ -267,6 +267,7 @@ def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, ca
     write("skill1_sft", "without_library", [False, True, False, False])
     write("skill1_sftnt", "without_library", [True, True, False, True])   # SKILL1_NOTHINK's no-think SFT
     write("skill1_grpo_rc", "without_library", [True, False, True, True])   # SKILL1_RC's released-code GRPO
+    write("skill1_grpo_traj", "without_library", [False, True, True, True])  # SKILL1_TRAJ's trajectory weighting
     assert mod.main([str(tmp_path / "runs"), "--out", str(tmp_path / "out"), "--date", "t"]) == 0
     capsys.readouterr()
     got = {x["comparison"]: x for x in map(json.loads, (tmp_path / "out/summary.jsonl").read_text().splitlines())
@@ -285,7 +286,10 @@ def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, ca
             "no-think SFT - SFT (the answer format alone)": (0.5, 2, 0),
             "no-think SFT - GRPO w/o library": (0.5, 3, 1),
             "released-code objective - paper objective, both GRPO w/o library": (0.5, 2, 0),
-            "GRPO w/o library, released-code objective - SFT only": (0.5, 3, 1)}
+            "GRPO w/o library, released-code objective - SFT only": (0.5, 3, 1),
+            "GRPO w/o library, trajectory-weighted paper objective - SFT only": (0.5, 2, 0),
+            "trajectory-weighted - token-weighted paper objective, both GRPO w/o library": (0.5, 2, 0),
+            "released-code objective - trajectory-weighted paper objective, both GRPO w/o library": (0.0, 1, 1)}
     for name, (delta, arm_only, base_only) in want.items():
         line = got[name]
         assert line["delta"] == pytest.approx(delta), name
@@ -471,3 +475,118 @@ def test_heldout_curve_pairs_each_step_and_the_final_eval_with_the_sft_arm(tmp_p
     _write_eval(grpo / "eval_steps" / "step_20", "without_library", [True, True])            # 2 of the 4 games
     with pytest.raises(ValueError, match="different games"):
         mod.curve_rows(tmp_path)
+
+
+def test_learning_sh_rc_seeds_plan_and_the_wait_follows_the_launched_arms(tmp_path):
+    """learning.sh SKILL1_RC_SEEDS="0 1" (session 26, campaign 18): per seed k an SFT arm with its
+    own warm-start folder and the released-code GRPO arm loading it, both with --config.seed=k, in
+    place of the base arms (0.14 + 0.30 of the H200 per seed); it refuses other Skill1 switches, a
+    seed in SKILL1_EXTRA and a seed outside 0..9. A wait/status call lists the arms in $L/arms (the
+    launch writes them) whatever its own environment says."""
+    import os
+    import pathlib
+    import subprocess
+
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    L = tmp_path / "L"
+
+    def sh(part, *args, **env):
+        full = {k: v for k, v in os.environ.items() if not k.startswith(("SKILL1_", "SKIP", "ONLY"))}
+        full.update(ARMSET="skill1", SKILL1_MODEL="qwen", L=str(L), OUT=str(tmp_path / "out"), DRY="1",
+                    DRY_MODEL=str(tmp_path / "unused"), **env)
+        return subprocess.run(["bash", "benchmarks/device/learning.sh", part, *args], cwd=repo, env=full,
+                              capture_output=True, text=True, timeout=60)
+
+    plan = sh("plan", SKILL1_RC_SEEDS="0 1", SKILL1_EXTRA="--config.train.lr=1e-5")
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    arms = {line.split()[0]: line for line in plan.stdout.splitlines()}
+    assert list(arms) == ["skill1_sft_s0", "skill1_grpo_rc_s0", "skill1_sft_s1", "skill1_grpo_rc_s1"]
+    assert [arms[a].split()[1] for a in arms] == ["mem=0.14", "mem=0.30", "mem=0.14", "mem=0.30"]
+    for k in (0, 1):
+        sft, rc = arms[f"skill1_sft_s{k}"], arms[f"skill1_grpo_rc_s{k}"]
+        assert f"--config.seed={k} " in sft and f"--config.seed={k} " in rc
+        assert "--config.steps=0" in sft and f"save_dir={L}/ws/skill1_s{k} " in sft
+        assert f"load_dir={L}/ws/skill1_s{k} " in rc and "--config.objective=released_code" in rc
+        assert "--config.ablation=no_library" in rc and "--config.train.lr=1e-5" in rc
+    for env, msg in (({"SKILL1_RC": "1"}, "SKILL1_RC_SEEDS runs alone"),
+                     ({"SKILL1_EXTRA": "--config.seed=2"}, "take it out of SKILL1_EXTRA"),
+                     ({"SKILL1_RC_SEEDS": "0 12"}, "each seed one of 0..9")):
+        bad = sh("plan", **{"SKILL1_RC_SEEDS": "0 1", **env})
+        assert bad.returncode == 2 and msg in bad.stdout, (env, bad.stdout)
+
+    # SKILL1_TRAJ=1: the paper objective with rl.util_weighting=trajectory, GRPO's share, beside
+    # SKILL1_RC's arm (SKIP the token-weighted GRPO arm to fit); not with SKILL1_RC_SEEDS
+    traj = sh("plan", SKILL1_TRAJ="1", SKILL1_RC="1", SKIP="skill1_grpo skill1_full")
+    assert traj.returncode == 0, traj.stdout + traj.stderr
+    arms = {line.split()[0]: line for line in traj.stdout.splitlines()}
+    assert list(arms) == ["skill1_sft", "skill1_grpo_rc", "skill1_grpo_traj"]
+    assert arms["skill1_grpo_traj"].split()[1] == "mem=0.30"
+    assert "--config.ablation=no_library --config.rl.util_weighting=trajectory" in arms["skill1_grpo_traj"]
+    assert "objective=" not in arms["skill1_grpo_traj"] and "util_weighting" not in arms["skill1_grpo_rc"]
+    both = sh("plan", SKILL1_TRAJ="1", SKILL1_RC_SEEDS="0")
+    assert both.returncode == 2 and "SKILL1_TRAJ=1 runs with the base arms only" in both.stdout
+
+    # no $L/arms yet: the status names the arms this environment would start
+    before = sh("deadline", "1", SKILL1_RC_SEEDS="2")
+    assert [x.split(":")[0] for x in before.stdout.splitlines() if x.startswith("-- ")] == [
+        "-- skill1_sft_s2", "-- skill1_grpo_rc_s2"]
+    # after a launch wrote $L/arms (twice for one arm: a relaunch), a call without that environment
+    # follows the file, once per arm, and `wait` returns as soon as each of them logged rc=
+    (L / "arms").write_text("skill1_sft_s2\nskill1_grpo_rc_s2\nskill1_sft_s2\n")
+    after = sh("deadline", "1")
+    assert [x.split(":")[0] for x in after.stdout.splitlines() if x.startswith("-- ")] == [
+        "-- skill1_sft_s2", "-- skill1_grpo_rc_s2"]
+    for n in ("skill1_sft_s2", "skill1_grpo_rc_s2"):
+        (L / "logs" / f"{n}.log").write_text("rc=0\n")
+    done = sh("wait", "100")
+    assert done.returncode == 0 and "-- skill1_grpo_rc_s2: rl_steps=0 eval_files=0 rc=0" in done.stdout, done.stdout
+
+
+def test_device_scripts_detach_background_jobs_from_the_calls_streams():
+    """Every `setsid ... &` line of benchmarks/device/*.sh is one command with stdin, stdout and
+    stderr redirected: `[ ... ] || setsid cmd > f &` backgrounds a subshell that holds the call's
+    stdout until the command ends (session 26: a launch piped to `tail` never returned)."""
+    import pathlib
+    import re
+
+    lines = [(p.name, i, line) for p in sorted((pathlib.Path(__file__).resolve().parents[1] /
+                                              "benchmarks/device").glob("*.sh"))
+             for i, line in enumerate(p.read_text().splitlines(), 1)
+             if "setsid" in line and re.search(r"[^&]&\s*$", line)]
+    assert len(lines) >= 4
+    for name, i, line in lines:
+        assert "||" not in line and "&&" not in line, f"{name}:{i}: {line}"
+        assert "< /dev/null" in line and "2>&1" in line and re.search(r">>? ?\S", line), f"{name}:{i}: {line}"
+
+
+def test_summarize_and_heldout_curve_pair_each_rc_seed_with_its_own_sft_arm(tmp_path, capsys):
+    """learning.sh SKILL1_RC_SEEDS: summarize.py pairs skill1_grpo_rc_s<k> with skill1_sft_s<k> (never
+    across seeds), labels both arms without the suffix and takes the seed from config.json;
+    heldout_curve.py pairs each held-out point with the arm's own seed's SFT arm."""
+    mod = _script("summarize")
+    runs = tmp_path / "runs"
+    for arm, seed, wins in (("skill1_sft_s0", 0, [False, True, False, False]),
+                            ("skill1_grpo_rc_s0", 0, [True, True, True, False]),
+                            ("skill1_sft_s1", 1, [True, True, True, True]),
+                            ("skill1_grpo_rc_s1", 1, [False, True, True, True])):
+        _write_eval(runs / arm, "without_library", wins)
+        (runs / arm / "config.json").write_text(json.dumps({"seed": seed}))
+    _write_eval(runs / "skill1_grpo_rc_s1" / "eval_steps" / "step_6", "without_library", [True, True, False, False])
+    assert mod.main([str(runs), "--out", str(tmp_path / "out"), "--date", "t"]) == 0
+    lines = [json.loads(x) for x in (tmp_path / "out" / "summary.jsonl").read_text().splitlines()]
+    arms = sorted((x["arm"], x["seed"], x["success"]) for x in lines if "comparison" not in x)
+    assert arms == [("grpo_rc", 0, 0.75), ("grpo_rc", 1, 0.75), ("sft", 0, 0.25), ("sft", 1, 1.0)]
+    pairs = {x["comparison"]: x for x in lines if "comparison" in x}
+    assert set(pairs) == {"seed 0, GRPO w/o library, released-code objective - SFT only",
+                          "seed 1, GRPO w/o library, released-code objective - SFT only"}
+    s0 = pairs["seed 0, GRPO w/o library, released-code objective - SFT only"]
+    s1 = pairs["seed 1, GRPO w/o library, released-code objective - SFT only"]
+    assert (s0["delta"], s0["arm_only"], s0["baseline_only"], s0["seed"]) == (pytest.approx(0.5), 2, 0, 0)
+    assert (s1["delta"], s1["arm_only"], s1["baseline_only"], s1["seed"]) == (pytest.approx(-0.25), 0, 1, 1)
+    assert s1["baseline"] == "skill1_sft_s1:without_library"
+    capsys.readouterr()
+    rows = _script("heldout_curve").curve_rows(runs)
+    got = [(r["arm"], r["point"], r["baseline"], r["delta"]) for r in rows]
+    # seed 1's SFT won all 4: step 6 (2 won) is -0.5 from it, the final (3 won) -0.25
+    assert got == [("skill1_grpo_rc_s1", "6", "skill1_sft_s1", pytest.approx(-0.5)),
+                   ("skill1_grpo_rc_s1", "final", "skill1_sft_s1", pytest.approx(-0.25))]

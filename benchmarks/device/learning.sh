@@ -248,6 +248,41 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
     MEM[skill1_grpo_rc]=${MEM[skill1_grpo]}
     ARMS+=("skill1_grpo_rc|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.objective=released_code --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 $X")
   fi
+  # SKILL1_TRAJ=1 (session 26): skill1_grpo_traj, the GRPO arm (no library) under the paper objective
+  # with rl.util_weighting=trajectory (each episode counts once in the util token mean; campaign 17's
+  # paper-objective surrogate averaged +0.159 a step, pulled by long lost episodes). GRPO's share,
+  # 5 environment workers; base arms only. With SKILL1_RC=1 as well, SKIP one of skill1_grpo /
+  # skill1_full (four RL-sized shares do not fit an H200).
+  if [ "${SKILL1_TRAJ:-0}" = 1 ]; then
+    if [ "${SKILL1_L1Z:-0}" = 1 ] || [ "${SKILL1_UTIL:-0}" = 1 ] || [ -n "${SKILL1_SEEDS:-}" ] || [ "${SKILL1_BOUND:-0}" = 1 ] \
+       || [ -n "${SKILL1_RC_SEEDS:-}" ]; then
+      echo "SKILL1_TRAJ=1 runs with the base arms only (GRPO's share beside them)"; exit 2
+    fi
+    MEM[skill1_grpo_traj]=${MEM[skill1_grpo]}
+    ARMS+=("skill1_grpo_traj|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.rl.util_weighting=trajectory --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 $X")
+  fi
+  # SKILL1_RC_SEEDS="0 1" (session 26, campaign 18): per seed k, an SFT arm skill1_sft_s<k> with its
+  # own warm start ($L/ws/skill1_s<k>) and the released-code GRPO arm skill1_grpo_rc_s<k> from it,
+  # both with --config.seed=k, in place of the base arms. Campaign 17 (seed 2) measured rc - SFT
+  # +0.157 [+0.067, +0.254] on the common-random-number evaluation; PROTOCOL.md 2026-12-06f pools
+  # GRPO - SFT over seeds, so this puts two more seeds in one lease. Shares are SKILL1_RC's (SFT
+  # 0.14, GRPO 0.30): two seeds take 0.88 of an H200; on an H100 one seed fits (the launch's
+  # rescale refuses more). SKILL1_EXTRA must not set --config.seed (each arm sets its own).
+  if [ -n "${SKILL1_RC_SEEDS:-}" ]; then
+    if [ "${SKILL1_RC:-0}" = 1 ] || [ "${SKILL1_L1Z:-0}" = 1 ] || [ "${SKILL1_UTIL:-0}" = 1 ] || [ -n "${SKILL1_SEEDS:-}" ] \
+       || [ "${SKILL1_BOUND:-0}" = 1 ] || [ "${SKILL1_NOTHINK:-0}" = 1 ] || [ "${SKILL1_TRAJ:-0}" = 1 ]; then
+      echo "SKILL1_RC_SEEDS runs alone (it replaces the base arms; no SKILL1_RC/L1Z/UTIL/SEEDS/BOUND/NOTHINK/TRAJ)"; exit 2
+    fi
+    case " ${SKILL1_EXTRA:-} " in *" --config.seed="*)
+      echo "SKILL1_RC_SEEDS sets each arm's --config.seed: take it out of SKILL1_EXTRA"; exit 2;; esac
+    ARMS=(); declare -A MEM=()
+    for k in $SKILL1_RC_SEEDS; do
+      case $k in [0-9]) ;; *) echo "SKILL1_RC_SEEDS=$SKILL1_RC_SEEDS: each seed one of 0..9"; exit 2;; esac
+      MEM[skill1_sft_s$k]=0.14; MEM[skill1_grpo_rc_s$k]=0.30
+      ARMS+=("skill1_sft_s$k|configs/skill1_alfworld_learning.py|--config.steps=0 --config.seed=$k --config.warmstart.save_dir=$L/ws/skill1_s$k --config.env.workers=4 $X"
+             "skill1_grpo_rc_s$k|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.objective=released_code --config.seed=$k --config.warmstart.load_dir=$L/ws/skill1_s$k --config.warmstart.wait_s=900 --config.env.workers=5 $X")
+    done
+  fi
   # SKILL1_SEEDS="1 2": a grpo and a full arm per extra seed k in 1..9 (skill1_grpo<k>,
   # skill1_full<k>, with --config.seed=k; seed 0 is the base arms'), from the same warm start; all
   # RL arms then share 0.93 of the H200 less the SFT (and bound) arm equally, 4 environment
@@ -316,10 +351,17 @@ rescale_mem() {
   return 0
 }
 
+launched() {   # the arms the launch started ($L/arms, one name a line), else the ones it would start:
+  # a wait/collect call made without the launch's environment (SKIP, SKILL1_RC, ...) still waits for
+  # exactly those arms (session 26: one without SKIP waited its whole 480 s for arms never started)
+  if [ -f $L/arms ]; then awk '!seen[$0]++' $L/arms; return; fi   # a second launch adds its arms
+  for a in "${ARMS[@]}"; do n=${a%%|*}; selected $n && echo $n; done
+}
+
 status() {
   echo "== $(date -u +%T) deadline $(cat $L/deadline 2>/dev/null) (now $(date +%s))"
-  for a in "${ARMS[@]}"; do
-    n=${a%%|*}; selected $n || continue; f=$L/runs/$n/metrics.jsonl
+  for n in $(launched); do
+    f=$L/runs/$n/metrics.jsonl
     steps=$( [ -f $f ] && wc -l < $f || echo 0 )
     ev=$(ls $L/runs/$n/eval/*.jsonl 2>/dev/null | wc -l)
     echo "-- $n: rl_steps=$steps eval_files=$ev $(grep -h '^rc=' $L/logs/$n.log 2>/dev/null)"
@@ -364,7 +406,7 @@ start_reader() {   # the served reader (ARMSET=reader): its own preallocated sha
 }
 
 all_done() {
-  for a in "${ARMS[@]}"; do n=${a%%|*}; selected $n || continue; grep -q '^rc=' $L/logs/$n.log 2>/dev/null || return 1; done
+  for n in $(launched); do grep -q '^rc=' $L/logs/$n.log 2>/dev/null || return 1; done
   return 0
 }
 
@@ -396,7 +438,12 @@ elif [ "$part" = launch ]; then
   esac
   case ${ARMSET:-smol}:${SKILL1_MODEL:-smol} in reader:*|qwen:*|search:*|skill1:qwen) join_qwen || exit 1;; esac
   if [ "${ARMSET:-smol}" = reader ]; then start_reader || exit 1; fi
-  [ "${DRY:-0}" = 1 ] || setsid nohup nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 15 > $L/logs/gpu.csv 2>&1 &
+  # one command per background job, every stream redirected: `[ ... ] || cmd > f &` backgrounds a
+  # subshell that keeps the call's stdout open for as long as nvidia-smi runs (session 26: a launch
+  # piped to `tail` never returned and the call ran out its timeout)
+  if [ "${DRY:-0}" != 1 ]; then
+    setsid nohup nvidia-smi --query-gpu=timestamp,memory.used,utilization.gpu --format=csv -l 15 > $L/logs/gpu.csv 2>&1 < /dev/null &
+  fi
   # PREFETCH=N: plan the valid_train games the kit's cache lacks ONCE, on N worker processes, before
   # any arm starts (campaign 6: four arms planned the same 120 games each, 10 GPU-idle minutes)
   if [ -n "${PREFETCH:-}" ] && [ "${DRY:-0}" != 1 ]; then
@@ -421,7 +468,7 @@ elif [ "$part" = launch ]; then
       printf ' %q' "${args[@]}"; printf ' > %q 2>&1\necho rc=$? >> %q\n' "$L/logs/$n.log" "$L/logs/$n.log"
     } > $L/logs/$n.sh
     setsid nohup bash $L/logs/$n.sh > /dev/null 2>&1 < /dev/null &
-    echo "started $n"
+    echo $n >> $L/arms; echo "started $n"
   done
   sleep ${3:-240}; status; snapshot
 elif [ "$part" = wait ] || [ "$part" = collect ]; then

@@ -7,7 +7,8 @@ For every arm folder with ``eval_steps/step_<k>/eval/without_library__<split>.js
 or "final" (the arm's end-of-run ``eval/without_library__<split>.jsonl``); its success with a 95 %
 Wilson interval, and the paired difference (bootstrap 95 %) against ``--baseline``'s
 ``without_library`` evaluation of the same games (the SFT warm start: step 0 of every arm's
-curve). Campaign 15 needs this: GRPO's +0.224 over SFT was measured after 30 steps only, while its
+curve; an arm named ``*_s<k>`` (learning.sh SKILL1_RC_SEEDS) is paired with ``<baseline>_s<k>``,
+its own seed's warm start). Campaign 15 needs this: GRPO's +0.224 over SFT was measured after 30 steps only, while its
 play format changed at step 15. Each row also carries the arm's ``format_flip_step``: the first RL
 step whose training ``invalid_action_rate`` (``metrics.jsonl``) is >= 0.5 (None: never, or no
 metrics), so a point reads as before or after a format change (campaign 16's secondary reading).
@@ -65,8 +66,10 @@ def curve_rows(campaign: pathlib.Path, baseline: str = "skill1_sft") -> list[dic
         flip = format_flip_step(arm)
         splits = sorted({f.name.split("__", 1)[1][:-len(".jsonl")]
                          for f in (arm / "eval_steps").glob(f"step_*/eval/{COND}__*.jsonl")})
+        seed = re.search(r"_s\d$", arm.name)   # learning.sh SKILL1_RC_SEEDS: each seed's own SFT arm
+        base_arm = baseline + seed.group(0) if seed else baseline
         for split in splits:
-            base_file = condition_path(campaign / baseline, COND, split)
+            base_file = condition_path(campaign / base_arm, COND, split)
             base = read_records(base_file) if base_file.exists() else None
             for point, path in points(arm, split):
                 recs = read_records(path)
@@ -76,7 +79,7 @@ def curve_rows(campaign: pathlib.Path, baseline: str = "skill1_sft") -> list[dic
                        "format_flip_step": flip}
                 if base is not None:
                     d = paired_delta(base, recs)
-                    row.update(baseline=baseline, delta=d["delta"], delta_ci95=d["delta_ci95"],
+                    row.update(baseline=base_arm, delta=d["delta"], delta_ci95=d["delta_ci95"],
                                arm_only=d["arm_only"], baseline_only=d["baseline_only"])
                 rows.append(row)
     return rows

@@ -92,6 +92,13 @@ COMPARISONS = [
      "released-code objective - paper objective, both GRPO w/o library"),
     ("skill1", "skill1_sft", "without_library", "skill1_grpo_rc", "without_library",
      "GRPO w/o library, released-code objective - SFT only"),
+    # learning.sh SKILL1_TRAJ=1: the paper objective with each episode counted once (rl.util_weighting)
+    ("skill1", "skill1_sft", "without_library", "skill1_grpo_traj", "without_library",
+     "GRPO w/o library, trajectory-weighted paper objective - SFT only"),
+    ("skill1", "skill1_grpo", "without_library", "skill1_grpo_traj", "without_library",
+     "trajectory-weighted - token-weighted paper objective, both GRPO w/o library"),
+    ("skill1", "skill1_grpo_traj", "without_library", "skill1_grpo_rc", "without_library",
+     "released-code objective - trajectory-weighted paper objective, both GRPO w/o library"),
 ] + [c for k in range(1, 10) for c in (   # learning.sh SKILL1_SEEDS: grpo<k>/full<k> run with --config.seed=k
     ("skill1", f"skill1_grpo{k}", "without_library", f"skill1_full{k}", "with_library",
      f"seed {k}, headline: full with library - GRPO w/o library"),
@@ -103,7 +110,10 @@ COMPARISONS = [
      f"seed {k}, full without library - SFT only"),
     ("skill1", "skill1_sft", "without_library", f"skill1_full{k}", "with_library",
      f"seed {k}, full with library - SFT only"),
-)] + [c for sft, rl, label in (("sft", "rl", ""), ("rsft", "rrl", "served reader"), ("qsft", "qrl", "Qwen2.5-0.5B"))
+)] + [("skill1", f"skill1_sft_s{k}", "without_library", f"skill1_grpo_rc_s{k}", "without_library",
+       f"seed {k}, GRPO w/o library, released-code objective - SFT only")   # learning.sh SKILL1_RC_SEEDS
+      for k in range(10)
+] + [c for sft, rl, label in (("sft", "rl", ""), ("rsft", "rrl", "served reader"), ("qsft", "qrl", "Qwen2.5-0.5B"))
        for c in _method_comparisons(sft, rl, label)]
 # ARMSET=qwen's gap reader (skillos_qgap: play SFT on GAP_TRAINED types only): does a skill in
 # context teach a procedure the reader was never shown? Compared on all games, on the held-out
@@ -200,6 +210,13 @@ def train_minutes(rows: list[dict]) -> float:
     return round(sum(float(r.get("time/step_s", 0.0)) for r in rows) / 60.0, 2)
 
 
+def arm_label(arm: str) -> str:
+    """The ``arm`` field of a summary line: the folder name less its method prefix and less the
+    ``_s<k>`` of learning.sh SKILL1_RC_SEEDS (the seed is its own field): "skill1_grpo_rc_s0" ->
+    "grpo_rc", "skill1_grpo2" -> "grpo2" (SKILL1_SEEDS keeps its suffix, as recorded before)."""
+    return re.sub(r"_s\d$", "", arm.split("_", 1)[1])
+
+
 def arm_seed(run: pathlib.Path, default: int) -> int:
     """The arm's ``config.seed`` from its ``config.json`` (the per-seed arms ``skillos_ss<k>``
     run with ``--config.seed=k``); ``default`` (``--seed``) where the file is absent."""
@@ -276,7 +293,7 @@ def main(argv=None) -> int:
         method = METHOD.get(arm.split("_")[0], arm)
         m = read_metrics(a.runs / arm)
         s = summarize(recs)
-        line = {"method": method, "arm": arm.split("_", 1)[1], "condition": cond,
+        line = {"method": method, "arm": arm_label(arm), "condition": cond,
                 "seed": seeds[arm], "split": split,
                 "n": s["n"], "success": s["success"], "ci95": s["ci95"], "per_type": s["per_type"],
                 "mean_steps": s["mean_steps"], "invalid_action_rate": s["invalid_action_rate"],

@@ -206,3 +206,69 @@ def test_rerank_baseline_batch_mean_centres_ndcg_over_reranked_episodes_only():
     cfg.rl.rerank_baseline = "median"
     with pytest.raises(ValueError, match="rl.rerank_baseline"):
         obj_lib.objective_configs(cfg)
+
+
+def test_trajectory_weighting_makes_the_token_mean_weigh_each_episode_once():
+    """rl.util_weighting="trajectory": episode 0 (won, A = +a, a = 0.7071 after GRPO over [1, 0])
+    plays turns of 3 and 1 tokens, episode 1 (lost, A = -a) one turn of 12. N_tok 16, E 2 ->
+    weights 2, 2, 2/3. At ratio 1 the PPO surrogate's token mean is then (1/2)(-a + a) = 0,
+    GRPO's per-sequence mean with the episode as the sequence, where the plain token mean is
+    -a (4 - 12) / 16 = +a/2 (the lost episode's 12 tokens dominate). Also under clipping: every token's loss scales by its
+    row's weight. A bad value or a pairing with another objective / aggregation is refused."""
+    import jax.numpy as jnp
+
+    from skillax.rl.aggregation import aggregate, safe_ratio
+    from skillax.rl.losses import ppo_clip_loss
+
+    eps = [episode(0, 0, True, valid=(True, True)), episode(1, 0, False, valid=(True,))]
+    eps[0].query_gen = None
+    eps[1].query_gen = None
+    for g, n in zip(eps[0].play_gens + eps[1].play_gens, (3, 1, 12)):
+        g.completion_ids, g.logprobs = list(range(n)), [-0.5] * n
+    score_episodes(eps, "zero")
+    _, plain = obj_lib.training_rows(eps, "paper", ("util",))
+    gens, rows = obj_lib.training_rows(eps, "paper", ("util",), util_weighting="trajectory")
+    a = 0.5 / np.sqrt(0.5)                                     # GRPO over [1, 0]: mean 0.5, sd (ddof 1) 0.7071
+    assert plain["util"] == pytest.approx([a, a, -a], rel=1e-5)     # grpo_advantages: sd + 1e-6
+    assert obj_lib.trajectory_token_weights(gens) == pytest.approx([2.0, 2.0, 2.0 / 3.0])
+    assert rows["util"] == pytest.approx([2 * a, 2 * a, -2 * a / 3], rel=1e-5)
+
+    def surrogate(adv, logp):
+        mask = np.zeros((3, 12), np.float32)
+        for i, n in enumerate((3, 1, 12)):
+            mask[i, :n] = 1.0
+        old = jnp.zeros((3, 12))
+        loss, _ = ppo_clip_loss(jnp.asarray(logp), old, jnp.asarray(adv))
+        return float(safe_ratio(*aggregate(loss, jnp.asarray(mask), "token_mean")))
+
+    zeros = np.zeros((3, 12), np.float32)
+    assert surrogate(plain["util"], zeros) == pytest.approx(a * (12 - 4) / 16, rel=1e-5)
+    assert surrogate(rows["util"], zeros) == pytest.approx(0.0, abs=1e-6)
+    # off-policy tokens, some clipped: the weighted loss equals the per-episode mean of each
+    # episode's own token mean
+    logp = np.random.default_rng(0).normal(0.0, 0.3, (3, 12)).astype(np.float32)
+    per_tok, _ = ppo_clip_loss(jnp.asarray(logp), jnp.zeros((3, 12)), jnp.asarray(plain["util"]))
+    per_tok = np.asarray(per_tok)
+    ep0 = (per_tok[0, :3].sum() + per_tok[1, :1].sum()) / 4
+    ep1 = per_tok[2, :12].mean()
+    assert surrogate(rows["util"], logp) == pytest.approx((ep0 + ep1) / 2, rel=1e-5)
+
+    with pytest.raises(ValueError, match="util_weighting"):
+        obj_lib.training_rows(eps, "paper", ("util",), util_weighting="episode")
+    cfg = skill1()
+    assert obj_lib.util_weighting(cfg) == "token"
+    cfg.rl.util_weighting = "trajectory"
+    assert obj_lib.util_weighting(cfg) == "trajectory"
+    obj_lib.objective_configs(cfg)
+    for key, value in (("objective", "released_code"), ("aggregation", "seq_mean_token_mean")):
+        bad = skill1()
+        bad.rl.util_weighting = "trajectory"
+        if key == "objective":
+            bad.objective = value
+        else:
+            bad.rl.aggregation = value
+        with pytest.raises(ValueError, match="util_weighting='trajectory'"):
+            obj_lib.util_weighting(bad)
+    cfg.rl.util_weighting = "sequence"
+    with pytest.raises(ValueError, match="rl.util_weighting"):
+        obj_lib.objective_configs(cfg)

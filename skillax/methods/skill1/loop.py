@@ -304,7 +304,8 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             gens, advs = obj_lib.training_rows(eps, cfg.objective, tuple(objectives),
                                                lambda_rerank=float(cfg.rl.lambda_rerank),
                                                invalid_penalty=float(cfg.play.invalid_penalty),
-                                               rerank_baseline=obj_lib.rerank_baseline(cfg.rl))
+                                               rerank_baseline=obj_lib.rerank_baseline(cfg.rl),
+                                               util_weighting=obj_lib.util_weighting(cfg))
             batch = build_batch(gens, advs, list(objectives), length_buckets=tuple(cfg.train.length_buckets),
                                 rows_multiple=int(cfg.train.micro_batch), drop_truncated=bool(cfg.rl.drop_truncated),
                                 pad_id=int(engine.tokenizer.pad_token_id or 0))

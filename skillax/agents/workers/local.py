@@ -42,6 +42,11 @@ class LocalWorker:
         (``PolicySampler.reserve_calls``) for a ``generate_fn`` that also takes ``keys=``
         (one (step, row) key per prompt): then ``chat(..., keys=...)`` samples each row with its
         own key, whichever rows share the call (overlapped play, ``agents.agent_loop``).
+      evaluation_stream: optional ``() -> LocalWorker``: the same frozen policy on a fresh
+        held-out evaluation key stream (``PolicySampler.evaluation_stream``: a private counter
+        from ``EVAL_CALL_OFFSET``, the training counter untouched); kept as the attribute
+        ``evaluation_stream`` (None without one), which ``skill_alpha.anchors.EnvScorer``
+        calls once per evaluation pass (common random numbers).
 
     Raises:
       ValueError: the tokenizer has no chat template and no ``render_fn`` was given.
@@ -51,7 +56,8 @@ class LocalWorker:
                  render_fn: Callable[[Any, list[dict]], str] | None = None,
                  enable_thinking: bool = False,
                  max_prompt_tokens: int | None = None,
-                 reserve_calls: Callable[[int], int] | None = None) -> None:
+                 reserve_calls: Callable[[int], int] | None = None,
+                 evaluation_stream: Callable[[], "LocalWorker"] | None = None) -> None:
         if render_fn is None and not getattr(tokenizer, "chat_template", None):
             raise ValueError("tokenizer has no chat_template; pass render_fn")
         self.tokenizer = tokenizer
@@ -60,6 +66,7 @@ class LocalWorker:
         self.enable_thinking = enable_thinking
         self.max_prompt_tokens = max_prompt_tokens
         self.reserve_calls = reserve_calls
+        self.evaluation_stream = evaluation_stream
         self.usage = Usage()
 
     def __repr__(self) -> str:

@@ -27,6 +27,22 @@ from skillax.methods.common.rows import Generation
 # The first call word of every held-out evaluation (:meth:`PolicySampler.evaluation_stream`).
 # Training words count up from 0 by a few dozen a step, so they never reach it; int32-safe.
 EVAL_CALL_OFFSET = 1 << 30
+# Key ids of held-out games per evaluated split (:func:`evaluation_episode`): 2^20 games a split,
+# 2^11 splits below the int32 limit of a row id.
+EVAL_SPLIT_STRIDE = 1 << 20
+
+
+def evaluation_episode(split_index: int, game: int) -> int:
+    """The key id (the row word of ``PolicySampler.sample(keys=...)``) of held-out game ``game``
+    (its 0-based index in its split's evaluation task list) of the ``split_index``-th evaluated
+    split: ``split_index * EVAL_SPLIT_STRIDE + game``, an int. Every condition and arm of one
+    seed plays the game on this id, whatever the job's position in a chunk (Skill-alpha and
+    SkillOS evaluations; ARCHITECTURE.md, "Sampling keys"). Raises ValueError when ``game`` is
+    outside [0, EVAL_SPLIT_STRIDE) or ``split_index`` outside [0, 2^11)."""
+    if not 0 <= int(game) < EVAL_SPLIT_STRIDE or not 0 <= int(split_index) < 1 << 11:
+        raise ValueError(f"held-out game {game} of split {split_index}: game must be in [0, {EVAL_SPLIT_STRIDE}) "
+                         f"and split in [0, {1 << 11})")
+    return int(split_index) * EVAL_SPLIT_STRIDE + int(game)
 
 
 @dataclasses.dataclass

@@ -29,7 +29,8 @@ evidence games, the units' rollback evaluations (control and edited skills) and 
 episodes (``anchors.EnvScorer.play``), sampling with its own replica of the editor's and the
 frozen worker's weights (``PolicyEngine``'s per-process sampler replica). Each row / turn keeps
 the key it has in the 1-process
-call (its global index under the call's reserved word), and the outputs are all-gathered in
+call (its global index under the call's reserved word; a held-out episode: its game's id on the
+worker's evaluation stream, ``evaluate`` module), and the outputs are all-gathered in
 call order, so every process then computes the same rewards, carries and lane updates
 (checked by digest after every step: ``loop.units_bytes``) and the same training batch (global
 arrays, ``engine.train``'s digest check). Inference (one editor call per chunk) runs on every

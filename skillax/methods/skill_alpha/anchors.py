@@ -14,7 +14,9 @@ edited skills, all k anchors) is batched.
   play call, the ``methods.common.policy.TurnSampler`` scheme), so lock-step and overlapped
   play (``overlap``) give the same episodes. With several processes (issue 21) each plays its
   contiguous block of a call's jobs and the trajectories are gathered (:meth:`EnvScorer.play`):
-  the same episodes as one process playing them all.
+  the same episodes as one process playing them all. A held-out evaluation pass plays on
+  :meth:`EnvScorer.evaluation_keys` instead: the worker's evaluation stream, one base for the
+  whole pass and the caller's episode ids (common random numbers, ``evaluate`` module).
 * :class:`ReasoningScorer` -- reasoning: one answer per question; V = the reasoning-gym scorer
   (or math-verify for AIME) through :class:`skillax.agents.envs.reasoning.ReasoningEnv`.
 * :class:`RubricScorer` -- document-to-skill: one answer per question; V = the all-or-nothing
@@ -59,6 +61,18 @@ def qa_messages(skill_ctx: str, question: str, system: str = QA_SYSTEM) -> list[
     return [{"role": "system", "content": system}, {"role": "user", "content": f"{block}{question}"}]
 
 
+@dataclasses.dataclass(frozen=True)
+class PlayKeys:
+    """The sampling keys of one held-out evaluation pass (:meth:`EnvScorer.evaluation_keys`).
+
+    ``worker``: the frozen worker on its evaluation stream (``LocalWorker.evaluation_stream``).
+    ``base``: the first of the ``max_steps`` turn words reserved on it (turn t of episode id e
+    keys on (base + t, e) in every :meth:`EnvScorer.play` of the pass, whatever its chunk)."""
+
+    worker: object
+    base: int
+
+
 class EnvScorer:
     """Worker plays the anchored game with the skill injected; score = ``won`` (in {0, 1}).
 
@@ -94,10 +108,10 @@ class EnvScorer:
             self._pool = EnvPool(env_spec(self.env, **self.env_kwargs), self.n_workers, max_steps=self.max_steps)
         return self._pool
 
-    def _generate(self, prompts: list, keys=None) -> list[dict]:
+    def _generate(self, worker, prompts: list, keys=None) -> list[dict]:
         kw = {} if keys is None else {"keys": keys}
-        outs = self.worker.chat(prompts, temperature=self.temperature, max_tokens=self.max_tokens,
-                                stop=["</action>"], **kw)
+        outs = worker.chat(prompts, temperature=self.temperature, max_tokens=self.max_tokens,
+                           stop=["</action>"], **kw)
         res = []
         for c in outs:
             text = c.text
@@ -108,25 +122,50 @@ class EnvScorer:
             res.append({"text": text, "error": c.error})
         return res
 
-    def play(self, jobs: Sequence[tuple[str, Task]]):
+    def evaluation_keys(self) -> PlayKeys | None:
+        """The keys of one held-out evaluation pass: the worker's fresh evaluation stream
+        (``LocalWorker.evaluation_stream``: a private counter from ``EVAL_CALL_OFFSET``, the
+        training counter untouched) with ``max_steps`` turn words reserved on it once. None for
+        a worker without one (an OpenAI-compatible endpoint: no sampling keys at all; its
+        passes play unkeyed, as before). Every process gets the same keys (no collective)."""
+        stream = getattr(self.worker, "evaluation_stream", None)
+        if stream is None:
+            return None
+        worker = stream()
+        return PlayKeys(worker, worker.reserve_calls(self.max_steps))
+
+    def play(self, jobs: Sequence[tuple[str, Task]], *, episode_ids: Sequence[int] | None = None,
+             keys: PlayKeys | None = None):
         """Trajectories of the worker on the jobs' tasks, in job order (one batch; keyed per
         (turn, episode) when the worker has ``reserve_calls``, module docstring).
 
+        ``episode_ids``: the key id of each job's episode (default its index in ``jobs``).
+        ``keys``: an evaluation pass's :class:`PlayKeys` (its worker and turn words; nothing is
+        reserved here); None = the scorer's worker, ``max_steps`` words reserved per call (the
+        training rollouts). Raises ValueError when ``episode_ids`` does not match ``jobs``.
+
         Several processes (issue 21): every process passes the same ``jobs`` (a collective);
         each plays its contiguous block (``collectives.share``) on its own pool, episode e
-        keyed on its index in the whole call, and the trajectories are all-gathered in job
+        keyed on its id in the whole call, and the trajectories are all-gathered in job
         order -- so the episodes are those of the 1-process call, and the turn words are
         reserved on every process, also one with no job."""
         from skillax import collectives
         from skillax.agents.agent_loop import play_episodes
 
-        reserve = getattr(self.worker, "reserve_calls", None)
-        base = reserve(self.max_steps) if reserve is not None else None
+        eids = list(range(len(jobs))) if episode_ids is None else [int(e) for e in episode_ids]
+        if len(eids) != len(jobs):
+            raise ValueError(f"{len(eids)} episode ids for {len(jobs)} jobs")
+        if keys is None:
+            worker, reserve = self.worker, getattr(self.worker, "reserve_calls", None)
+            base = reserve(self.max_steps) if reserve is not None else None
+        else:
+            worker, base = keys.worker, keys.base
         lo, hi = collectives.share(len(jobs))
         mine = jobs[lo:hi]
 
         def generate(prompts, ids):
-            return self._generate(prompts, None if base is None else [(base + t, lo + e) for e, t in ids])
+            keyed = None if base is None else [(base + t, eids[lo + e]) for e, t in ids]
+            return self._generate(worker, prompts, keyed)
         trajs = play_episodes(self.pool(), [t for _, t in mine], generate, skills=[play_skills(c) for c, _ in mine],
                               cfg=self.play_cfg, max_steps=self.max_steps, overlap=self.overlap,
                               pass_ids=True) if mine else []

@@ -9,8 +9,15 @@ Two entry points:
   ``write_condition`` to ``<workdir>/eval/<condition>__<split>.jsonl``; a crashed game or a
   worker error is a *loss* with ``failed`` set (never dropped); episodes run in lock-step
   chunks of ``eval.batch_size``; summaries and paired differences vs ``no_skill`` go to
-  ``eval.json``.
+  ``eval.json``. Sampling keys (common random numbers): the pass plays on the frozen worker's
+  fresh evaluation stream (``anchors.EnvScorer.evaluation_keys``; the training counter does
+  not move), turn t of game g of the i-th split keyed on (base + t,
+  ``evaluation_episode(i, g)``) -- the same key in every condition and arm of one seed,
+  whatever the training history, the chunking and the conditions an arm evaluates.
 * :func:`evaluate_skill` (document / reasoning, with ``eval.repeats``): means per condition.
+  Its worker calls are not keyed (one ``score`` call of interleaved conditions, each row on
+  the training counter's word and its position): out of the common-random-numbers scheme;
+  these settings are not in the learning protocol and their judge may be the worker itself.
 
 In :func:`evaluate_skill` both conditions run in one batched ``scorer.score`` call (same worker, same verifier, same
 tasks; the only difference is the skill context), ``repeats`` times each. A task whose run
@@ -94,16 +101,21 @@ def eval_conditions(cfg, loaded_warm_start: bool = False) -> tuple[str, ...]:
     return tuple(c for c in CONDITIONS if c in got)
 
 
-def _records_from_play(scorer, jobs, batch_size: int) -> list:
+def _records_from_play(scorer, jobs, batch_size: int, episode_ids: Sequence[int]) -> list:
     """One EpisodeRecord per (ctx, task) job, played in lock-step chunks of ``batch_size``.
-    A crashed game or a worker error is a loss with ``failed`` set, never dropped."""
+    A crashed game or a worker error is a loss with ``failed`` set, never dropped.
+
+    Keys: a scorer with ``evaluation_keys`` (``anchors.EnvScorer``) plays every chunk on the
+    pass's keys, job j keyed on ``episode_ids[j]``; one without plays chunks as they come."""
     from skillax.evaluation import EpisodeRecord
 
+    keys = scorer.evaluation_keys() if hasattr(scorer, "evaluation_keys") else None
     out = []
     step = batch_size if batch_size > 0 else max(len(jobs), 1)
     for i in range(0, len(jobs), step):
         chunk = jobs[i:i + step]
-        for (ctx, task), tr in zip(chunk, scorer.play(chunk)):
+        kw = {} if keys is None else {"episode_ids": episode_ids[i:i + step], "keys": keys}
+        for (ctx, task), tr in zip(chunk, scorer.play(chunk, **kw)):
             err = next((s.gen.get("error") for s in tr.steps if s.gen.get("error")), None)
             rec = EpisodeRecord.from_trajectory(task, tr, skill_chars=len(ctx))
             if err is not None:
@@ -115,8 +127,9 @@ def _records_from_play(scorer, jobs, batch_size: int) -> list:
     return out
 
 
-def _records_from_score(scorer, jobs, batch_size: int) -> list:
-    """Records for single-answer settings: won = verified score 1, steps = 1."""
+def _records_from_score(scorer, jobs, batch_size: int, episode_ids: Sequence[int]) -> list:
+    """Records for single-answer settings: won = verified score 1, steps = 1 (unkeyed worker
+    calls: ``episode_ids`` unused; out of the common-random-numbers scheme, module docstring)."""
     from skillax.evaluation import EpisodeRecord
 
     out = []
@@ -139,25 +152,30 @@ def evaluate_conditions(scorer, tasks_by_split: dict, skills: dict, workdir, *, 
       scorer: an anchors scorer (``play`` for games, else ``score``).
       tasks_by_split: {split: [Task]}. skills: {condition: SkillDoc | None} (None = no skill).
       workdir: run folder (records under ``eval/``). batch_size: episodes per lock-step chunk
-        (0 = all at once); conditions and splits share chunks.
+        (0 = all at once); conditions and splits share chunks. Sampling keys: game g of the
+        i-th split of ``tasks_by_split`` keys on ``evaluation_episode(i, g)`` in every condition
+        on one evaluation stream (module docstring), so the episodes do not depend on
+        ``batch_size`` or on which conditions are evaluated.
     Returns ``{"conditions", "splits", "summaries": {"<condition>__<split>": summary},
     "paired": {"<condition>__<split>": paired_delta vs no_skill}}`` (paired only when
     ``no_skill`` is evaluated). Raises ValueError for a split without tasks.
     """
     from skillax.evaluation import paired_delta
     from skillax.methods.common.eval_io import write_condition
+    from skillax.methods.common.policy import evaluation_episode
 
     ctx = {c: skill_context(s) for c, s in skills.items()}
-    jobs, keys = [], []
-    for split, tasks in tasks_by_split.items():
+    jobs, keys, eids = [], [], []
+    for i, (split, tasks) in enumerate(tasks_by_split.items()):
         if not tasks:
             raise ValueError(f"no evaluation tasks for split {split!r}")
-        for t in tasks:
+        for g, t in enumerate(tasks):
             for c in skills:
                 jobs.append((ctx[c], t))
                 keys.append((c, split))
+                eids.append(evaluation_episode(i, g))
     run = _records_from_play if hasattr(scorer, "play") else _records_from_score
-    recs = run(scorer, jobs, int(batch_size))
+    recs = run(scorer, jobs, int(batch_size), eids)
     by: dict = collections.defaultdict(list)
     for k, r in zip(keys, recs):
         by[k].append(r)

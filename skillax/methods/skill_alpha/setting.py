@@ -105,11 +105,22 @@ def build_worker(cfg, engine, reuse: bool = False, params=None):
         return _openai(w.openai)
     if w.kind != "frozen":
         raise ValueError(f"worker.kind must be 'frozen' or 'openai', got {w.kind!r}")
-    from skillax.agents.workers import LocalWorker
-
     if params is None:
         params = engine.persistent_frozen("worker", reuse=reuse)
     ps = engine.policy_sampler(float(w.temperature), frozen_params=params)
+    budget = int(cfg.model.max_len) - max(int(w.max_tokens), int(w.action_tokens))
+    return policy_worker(engine.tokenizer, ps, budget)
+
+
+def policy_worker(tokenizer, ps, max_prompt_tokens: int | None):
+    """A :class:`~skillax.agents.workers.LocalWorker` sampling with the ``PolicySampler`` ``ps``.
+
+    Keyed game turns (``reserve_calls``: ``anchors.EnvScorer``): overlapped play samples what
+    lock-step samples. ``evaluation_stream``: the same worker on ``ps.evaluation_stream()`` (a
+    fresh counter from ``EVAL_CALL_OFFSET``; ``ps``'s training counter untouched), so every
+    held-out evaluation pass plays on the same keys (common random numbers).
+    ``max_prompt_tokens``: longer prompts are not generated (an error completion)."""
+    from skillax.agents.workers import LocalWorker
 
     def generate_fn(prompt_ids, max_new_tokens, temperature, stop_strings, keys=None):
         gens = ps.sample(prompt_ids, objective="worker", episodes=list(range(len(prompt_ids))),
@@ -117,9 +128,8 @@ def build_worker(cfg, engine, reuse: bool = False, params=None):
                          keys=keys)
         return [(g.completion_ids, g.stop_reason) for g in gens]
 
-    budget = int(cfg.model.max_len) - max(int(w.max_tokens), int(w.action_tokens))
-    # keyed game turns (anchors.EnvScorer): overlapped play samples what lock-step samples
-    return LocalWorker(engine.tokenizer, generate_fn, max_prompt_tokens=budget, reserve_calls=ps.reserve_calls)
+    return LocalWorker(tokenizer, generate_fn, max_prompt_tokens=max_prompt_tokens, reserve_calls=ps.reserve_calls,
+                       evaluation_stream=lambda: policy_worker(tokenizer, ps.evaluation_stream(), max_prompt_tokens))
 
 
 def build_judge(cfg, worker):

@@ -27,6 +27,16 @@ Chunking (``eval.batch_size`` = B, GPU memory; 0 = no limit): ``no_memory`` and
 time (position i of every group of the chunk is one batched executor call, so B is again the
 number of concurrent episodes). A failed env episode counts as a loss (``failed``).
 
+Sampling keys (common random numbers): a pass plays on fresh evaluation streams of the frozen
+executor and the curator (``Executor.evaluation_stream``, ``PolicySampler.evaluation_stream``:
+private counters from ``EVAL_CALL_OFFSET``; the training counter does not move, so a periodic
+evaluation, ``eval.every``, leaves the RL keys as they are without it) with its words reserved
+once (:func:`pass_keys`), and game g of the i-th split (its index in the split's groups, in
+order) keys on ``evaluation_episode(i, g)``: turn t of its play is keyed alike in ``no_memory``,
+``handwritten`` and ``curated`` (a curated game whose retrieval is empty plays as in
+``no_memory``), in every arm of one seed and whatever the chunking or the conditions evaluated.
+An OpenAI-compatible executor has no keys: its play stays unkeyed (only the curator is keyed).
+
 Several processes (issue 21): each chunk is split into contiguous blocks, one per process
 (``collectives.share``); a process plays its block on its own pool with the sampling keys the
 1-process run gives those episodes / groups (``episode_ids`` / ``offset``), and the records (and
@@ -46,7 +56,7 @@ from skillax import collectives, process
 from skillax.evaluation import EpisodeRecord, summarize
 from skillax.methods.skillos import prompts
 from skillax.methods.skillos.groups import TaskGroup, make_groups
-from skillax.methods.skillos.rollout import OP_KINDS, RolloutConfig, gather_rollouts, rollout_step
+from skillax.methods.skillos.rollout import OP_KINDS, PassKeys, RolloutConfig, gather_rollouts, rollout_step
 from skillax.skills.repo import SkillRepo
 from skillax.skills.retrieval import BM25Index
 
@@ -148,6 +158,40 @@ class _Slot:
                 "group_key": self.key}
 
 
+def pass_keys(executor, curator, pool, max_positions: int):
+    """(executor, curator, :class:`PassKeys`) of one evaluation pass: the executor on its
+    evaluation stream with its turn words and the judge word reserved on it (an endpoint
+    executor: itself, ``play`` / ``judge`` None), the curator on its evaluation stream (None
+    without a curator) with ``max_positions`` position words reserved after as many words as the
+    executor's (one engine's streams share a key space: the two never key on the same word)."""
+    ex = executor.evaluation_stream()
+    reserve = getattr(ex.backend, "reserve", None)
+    turns = ex.turns(pool)
+    play = reserve(int(turns)) if reserve is not None and turns else None
+    judge = reserve(1) if reserve is not None else None
+    cur = None if curator is None else curator.evaluation_stream()
+    curate = 0
+    if cur is not None:
+        cur.reserve_calls(int(turns or 0) + 1)
+        curate = cur.reserve_calls(max(int(max_positions), 1))
+    return ex, cur, PassKeys(play, judge, curate)
+
+
+def game_ids(splits: Mapping[str, Sequence[TaskGroup]]) -> dict[tuple[str, int], tuple[int, ...]]:
+    """{(split, group index): the key id of each of its tasks}: task ``pos`` of group ``gi`` of
+    the i-th split is game g = its index in the split's tasks in group order, keyed on
+    ``evaluation_episode(i, g)`` (``methods.common.policy``)."""
+    from skillax.methods.common.policy import evaluation_episode
+
+    out = {}
+    for i, (split, groups) in enumerate(splits.items()):
+        g = 0
+        for gi, grp in enumerate(groups):
+            out[(split, gi)] = tuple(evaluation_episode(i, g + pos) for pos in range(len(grp)))
+            g += len(grp)
+    return out
+
+
 def _chunks(items: Sequence, size: int) -> list:
     size = len(items) if size <= 0 else size
     return [items[i:i + size] for i in range(0, len(items), max(size, 1))]
@@ -180,8 +224,10 @@ def evaluate(splits: Mapping[str, Sequence[TaskGroup]], conds: Sequence[str], cu
     Args:
       splits: split name -> its held-out groups (:func:`eval_groups`).
       conds: conditions from :data:`CONDITIONS`.
-      curator: ``PolicySampler`` at the eval temperature (``curated``; its samples are not trained).
-      executor: the frozen :class:`~skillax.methods.skillos.executor.Executor`.
+      curator: ``PolicySampler`` at the eval temperature (``curated``; its samples are not trained;
+        the pass samples on its evaluation stream, module docstring; unused without ``curated``).
+      executor: the frozen :class:`~skillax.methods.skillos.executor.Executor` (the pass plays on
+        its evaluation stream; neither counter moves).
       handwritten: the fixed repo of ``handwritten`` (:func:`load_handwritten`).
       repo_dir: where the curated repos are saved (``<repo_dir>/<split>/g<group>/``); None = not saved.
       keep_actions: ``eval.keep_actions``: each no_memory / handwritten record keeps the
@@ -197,11 +243,15 @@ def evaluate(splits: Mapping[str, Sequence[TaskGroup]], conds: Sequence[str], cu
     if "handwritten" in conds and handwritten is None:
         raise ValueError("the handwritten condition needs its repo")
     records: dict[tuple[str, str], list[EpisodeRecord]] = {(c, s): [] for c in conds for s in splits}
+    longest = max((len(g) for groups in splits.values() for g in groups), default=1)
+    executor, curator, keys = pass_keys(executor, curator if "curated" in conds else None, pool, longest)
+    ids = game_ids(splits)
     flat = [e for c in conds if c != "curated" for e in _flat_condition(c, splits, handwritten, cfg)]
     for chunk in _chunks(flat, batch_size):
         lo, hi = collectives.share(len(chunk))          # several processes: this one's block
         mine = chunk[lo:hi]
-        trajs = executor.play(pool, [e[2] for e in mine], [e[3] for e in mine], episode_ids=range(lo, hi))
+        trajs = executor.play(pool, [e[2] for e in mine], [e[3] for e in mine], base=keys.play,
+                              episode_ids=[ids[(e[1].split, e[1].group)][e[1].position] for e in mine])
         recs = [((cond, slot.split), EpisodeRecord.from_trajectory(
                     task, tr, retrieved=n_ret, **(slot.extras() | ({"skills": names} if n_ret >= 0 else {})
                                                   | ({"actions": [st.action for st in tr.steps]} if keep_actions else {}))))
@@ -215,8 +265,9 @@ def evaluate(splits: Mapping[str, Sequence[TaskGroup]], conds: Sequence[str], cu
         rolls_by_split: dict[str, list] = collections.defaultdict(list)
         for c, chunk in enumerate(_chunks(units, batch_size)):
             lo, hi = collectives.share(len(chunk))
+            block = dataclasses.replace(keys, games=tuple(ids[(split, gi)] for split, gi, _ in chunk[lo:hi]))
             rolls = rollout_step([g for _, _, g in chunk[lo:hi]], 1, curator, executor, pool, root, cfg,
-                                 tag=f"eval{c}", offset=lo, group_sizes=[len(g) for _, _, g in chunk])
+                                 tag=f"eval{c}", offset=lo, group_sizes=[len(g) for _, _, g in chunk], keys=block)
             rolls = gather_rollouts(rolls, root)        # every process: every group's rollout, in order
             for (split, gi, g), ro in zip(chunk, rolls):
                 for pos, (task, rec) in enumerate(zip(g.tasks, ro.records)):

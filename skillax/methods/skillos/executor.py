@@ -17,6 +17,13 @@ with one reserved word, so several processes that each play a block of the episo
 what one process does (issue 21); both reserve their words also for an empty call.
 ``play(..., started=True)``: the caller already submitted the resets (``pool.start_batch``).
 
+Held-out evaluation (common random numbers, ``skillos.evaluate``): :meth:`Executor.evaluation_stream`
+is the executor on its policy's fresh evaluation stream (``PolicySampler.evaluation_stream``;
+the training counter does not move), and the pass reserves its play and judge words on it once
+and passes them to every call (``play(..., base=)``, ``judge(..., word=)``), so game g keys on
+the same words in every chunk, condition and arm. An endpoint back-end has no keys: its
+evaluation stream is the executor itself, unkeyed as before (out of the scheme).
+
 Failures never raise out of :class:`Executor`: a prompt longer than the local model's
 budget or a failed endpoint request yields the empty text, is counted in
 ``Executor.stats["errors"]``, and the play step parses no action (invalid, the episode most
@@ -50,6 +57,11 @@ class PolicyChat:
     def reserve(self, n: int) -> int:
         """Reserve ``n`` key steps for keyed calls (``PolicySampler.reserve_calls``)."""
         return self.policy.reserve_calls(n)
+
+    def evaluation_stream(self) -> "PolicyChat":
+        """This back-end on ``policy.evaluation_stream()`` (a private counter from
+        ``EVAL_CALL_OFFSET``; the training counter untouched), for one evaluation pass."""
+        return PolicyChat(self.policy.evaluation_stream(), self.max_len)
 
     def chat(self, convs: Sequence[Sequence[dict]], max_tokens: int, stop: Sequence[str],
              stats: collections.Counter, keys: Sequence[tuple[int, int]] | None = None) -> list[str]:
@@ -124,24 +136,42 @@ class Executor:
         self.overlap = overlap
         self.stats: collections.Counter = collections.Counter()
 
+    def evaluation_stream(self) -> "Executor":
+        """This executor (same knobs, same ``stats`` counter) on its back-end's evaluation
+        stream (module docstring); an endpoint back-end (no ``evaluation_stream``): ``self``."""
+        stream = getattr(self.backend, "evaluation_stream", None)
+        if stream is None:
+            return self
+        ex = Executor(stream(), self.play_cfg, action_tokens=self.action_tokens, max_steps=self.max_steps,
+                      self_judge=self.self_judge, judge_tokens=self.judge_tokens, overlap=self.overlap)
+        ex.stats = self.stats
+        return ex
+
+    def turns(self, pool) -> int | None:
+        """The play turns keyed per episode: ``max_steps``, else the pool's; None = unknown (unkeyed play)."""
+        return self.max_steps or getattr(pool, "max_steps", None)
+
     def _chat(self, convs, max_tokens, stop, **kw) -> list[str]:
         self.stats["calls"] += 1
         self.stats["requests"] += len(convs)
         return self.backend.chat(convs, max_tokens, stop, self.stats, **kw)
 
     def play(self, pool, tasks: Sequence[Task], skills: Sequence[Sequence[str]], *,
-             started: bool = False, episode_ids: Sequence[int] | None = None) -> list[Trajectory]:
+             started: bool = False, episode_ids: Sequence[int] | None = None,
+             base: int | None = None) -> list[Trajectory]:
         """One episode per task, each with its own skills list (lock-step or overlapped:
         ``overlap``; keyed per (turn, episode) with a local back-end, module docstring).
         ``episode_ids``: the id each episode's keys use (default its position in ``tasks``).
-        No tasks: the key words are still reserved, nothing is played."""
-        turns = self.max_steps or getattr(pool, "max_steps", None)
+        ``base``: the first turn word, already reserved by the caller (an evaluation pass, for
+        all its calls); None = reserve :meth:`turns` words here (also for no tasks; nothing is
+        played then). Raises ValueError when ``episode_ids`` does not match ``tasks``."""
+        turns = self.turns(pool)
         reserve = getattr(self.backend, "reserve", None)
         eids = list(range(len(tasks))) if episode_ids is None else [int(e) for e in episode_ids]
         if len(eids) != len(tasks):
             raise ValueError(f"{len(eids)} episode ids for {len(tasks)} tasks")
         if reserve is not None and turns:
-            base = reserve(int(turns))
+            base = reserve(int(turns)) if base is None else int(base)
 
             def generate(prompts, ids):
                 return self._chat(prompts, self.action_tokens, [ACTION_STOP],
@@ -156,16 +186,17 @@ class Executor:
                              pass_ids=True, started=started)
 
     def judge(self, trajs: Sequence[Trajectory], views: Sequence[str],
-              episode_ids: Sequence[int] | None = None) -> list[bool]:
+              episode_ids: Sequence[int] | None = None, word: int | None = None) -> list[bool]:
         """Self-judged correctness per episode (``self_judge`` mode); unparsable -> False.
         With a local back-end the answers are keyed on (one reserved word, episode id)
-        (``episode_ids``, default the position; the word is reserved also for no episode)."""
+        (``episode_ids``, default the position; the word is reserved also for no episode,
+        unless the caller passes the ``word`` it reserved: an evaluation pass)."""
         if self.self_judge == "env":
             return [bool(t.won) and not t.failed for t in trajs]
         reserve = getattr(self.backend, "reserve", None)
         kw = {}
         if reserve is not None:
-            word = reserve(1)
+            word = reserve(1) if word is None else int(word)
             eids = list(range(len(trajs))) if episode_ids is None else [int(e) for e in episode_ids]
             kw = {"keys": [(word, e) for e in eids]}
         if not trajs:

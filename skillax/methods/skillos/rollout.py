@@ -30,6 +30,10 @@ one process samples exactly what it did before issue 21, and several processes (
 contiguous block of the step's groups: ``offset`` = the block's first group, ``group_sizes`` =
 the task count of every group of the step) sample what one process does.
 :func:`gather_rollouts` then gives every process every rollout, in group order.
+A held-out evaluation pass (``skillos.evaluate``) passes :class:`PassKeys` instead: the same
+words at every call of the pass (the executor's turn t on play + t, its self-judgement on judge,
+the curator at position i on curate + i, all reserved once on the pass's evaluation streams) and
+each task's game id as the row, so a game samples what it does in every chunk, condition and arm.
 """
 from __future__ import annotations
 
@@ -137,6 +141,24 @@ class Rollout:
         return sum(call.over_budget for rep in self.reports() for call in rep.calls)
 
 
+@dataclasses.dataclass(frozen=True)
+class PassKeys:
+    """The sampling words of one held-out evaluation pass (``skillos.evaluate``), reserved
+    once on its evaluation streams and used by every :func:`rollout_step` call of the pass.
+
+    play: the executor's first turn word (None: an endpoint executor, unkeyed play).
+    judge: the executor's self-judgement word (None as ``play``).
+    curate: the curator's first position word (position i of a group keys on curate + i).
+    games: per group of the call, the key id of each of its tasks (``evaluation_episode``);
+      rollout n of a group keys task i on ``games[g][i] * n_rollouts + n``.
+    """
+
+    play: int | None
+    judge: int | None
+    curate: int
+    games: tuple[tuple[int, ...], ...] = ()
+
+
 def _steps(traj) -> list[tuple[str, str]]:
     """(action, observation that followed) pairs of an agent_loop Trajectory."""
     obs_after = [s.observation for s in traj.steps[1:]] + [traj.final_observation]
@@ -198,7 +220,7 @@ def new_repo(root: pathlib.Path, seed: ImportReport | None = None, step: int | N
 def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor, pool,
                  root: str | pathlib.Path, cfg: RolloutConfig, *, step: int = 0, tag: str = "train",
                  timings: collections.Counter | None = None, offset: int = 0,
-                 group_sizes: Sequence[int] | None = None) -> list[Rollout]:
+                 group_sizes: Sequence[int] | None = None, keys: PassKeys | None = None) -> list[Rollout]:
     """Run Algorithm 1 for every group x rollout (module docstring).
 
     Args:
@@ -213,8 +235,13 @@ def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor
         and ``group`` = offset + g are global, and so are the sampling keys (module docstring).
       group_sizes: the task count of every group of the step, in order (every process passes the
         same list, also one with no group); default those of ``groups`` (then ``offset`` must be 0).
+      keys: an evaluation pass's words and game ids (:class:`PassKeys`; ``keys.games`` holds one
+        entry per group of ``groups``); None = reserve words per position (training, module docstring).
     Returns:
       ``len(groups) * n_rollouts`` rollouts (group-major), rewards not yet filled.
+    Raises:
+      ValueError: ``n_rollouts`` < 1, ``group_sizes`` without this block's groups at ``offset``, or
+        ``keys.games`` not matching ``groups``.
     """
     if n_rollouts < 1:
         raise ValueError(f"n_rollouts must be >= 1, got {n_rollouts}")
@@ -231,11 +258,12 @@ def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor
     if sizes[offset:offset + len(groups)] != [len(g) for g in groups]:
         raise ValueError(f"group_sizes {sizes} do not hold this block's groups {[len(g) for g in groups]} "
                          f"at offset {offset}")
+    if keys is not None and [len(x) for x in keys.games] != [len(g) for g in groups]:
+        raise ValueError(f"keys.games {keys.games} do not match the groups' sizes {[len(g) for g in groups]}")
     for i in range(max(sizes, default=0)):
         live = [r for r in rolls if i < len(r.task_group)]
         tasks = [r.task_group.tasks[i] for r in live]
-        before = {g: n_rollouts * sum(1 for x in sizes[:g] if x > i) for g in {r.group for r in live}}
-        eids = [before[r.group] + r.n for r in live]      # the row of each rollout in the 1-process call
+        eids = _episode_ids(live, i, sizes, n_rollouts, keys, offset)
         if tasks:
             pool.start_batch(tasks)    # the resets run behind the retrieval
 
@@ -251,10 +279,11 @@ def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor
 
         t0 = time.perf_counter()   # 2. frozen executor plays with the retrieved skills
         trajs = executor.play(pool, tasks, [[prompts.executor_skill_text(d) for d in docs] for docs in retrieved],
-                              started=bool(tasks), episode_ids=eids)
+                              started=bool(tasks), episode_ids=eids, base=None if keys is None else keys.play)
         views = [prompts.trajectory_view(t.id, t.goal, _steps(tr), _outcome(tr), cfg.evidence)
                  for t, tr in zip(tasks, trajs)]
-        judged = executor.judge(trajs, views, episode_ids=eids)   # self-judged correctness
+        judged = executor.judge(trajs, views, episode_ids=eids,            # self-judged correctness
+                                word=None if keys is None else keys.judge)
         timings["executor_s"] += time.perf_counter() - t0
 
         t0 = time.perf_counter()   # 3. curator samples tool calls
@@ -263,7 +292,8 @@ def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor
             view, ids = fit_curator_prompt(tok, task.goal, j, v, docs, r.repo.names(), cfg)
             prompt_ids.append(ids)
             shown.append(view)
-        word = curator.reserve_calls(1)       # reserved also when no rollout is live here
+        # reserved also when no rollout is live here
+        word = curator.reserve_calls(1) if keys is None else keys.curate + i
         gens = curator.sample(prompt_ids, objective="curate", episodes=[r.index for r in live],
                               max_new_tokens=cfg.curator_tokens, prefix=cfg.curator_prefix,
                               keys=[(word, e) for e in eids])
@@ -277,6 +307,16 @@ def rollout_step(groups: Sequence[TaskGroup], n_rollouts: int, curator, executor
                                         bool(tr.failed), tr.n_steps, bool(j), ev, len(ids), g, report,
                                         n_invalid=tr.n_invalid, play=trajectory_fields(tr)))
     return rolls
+
+
+def _episode_ids(live: Sequence[Rollout], i: int, sizes: Sequence[int], n_rollouts: int,
+                 keys: PassKeys | None, offset: int) -> list[int]:
+    """The row id each live rollout's position ``i`` keys on: its row in the 1-process call
+    (training), or its game's id (``keys.games``) x ``n_rollouts`` + n (an evaluation pass)."""
+    if keys is not None:
+        return [keys.games[r.group - offset][i] * n_rollouts + r.n for r in live]
+    before = {g: n_rollouts * sum(1 for x in sizes[:g] if x > i) for g in {r.group for r in live}}
+    return [before[r.group] + r.n for r in live]
 
 
 def _portable(r: Rollout) -> tuple[Rollout, str, dict]:

@@ -8,8 +8,8 @@ or "final" (the arm's end-of-run ``eval/without_library__<split>.jsonl``); its s
 Wilson interval, and the paired difference (bootstrap 95 %) against ``--baseline``'s
 ``without_library`` evaluation of the same games (the SFT warm start: step 0 of every arm's
 curve; an arm named ``*_s<k>`` (learning.sh SKILL1_RC_SEEDS) is paired with ``<baseline>_s<k>``,
-its own seed's warm start). Campaign 15 needs this: GRPO's +0.224 over SFT was measured after 30 steps only, while its
-play format changed at step 15. Each row also carries the arm's ``format_flip_step``: the first RL
+its own seed's warm start). Campaign 15 needs this: GRPO's +0.224 over SFT was measured after 30
+steps only, while its play format changed at step 15. Each row also carries the arm's ``format_flip_step``: the first RL
 step whose training ``invalid_action_rate`` (``metrics.jsonl``) is >= 0.5 (None: never, or no
 metrics), so a point reads as before or after a format change (campaign 16's secondary reading).
 Prints a Markdown table and writes one JSON line per row.

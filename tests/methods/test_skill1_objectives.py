@@ -269,6 +269,8 @@ def test_trajectory_weighting_makes_the_token_mean_weigh_each_episode_once():
             bad.rl.aggregation = value
         with pytest.raises(ValueError, match="util_weighting='trajectory'"):
             obj_lib.util_weighting(bad)
+        with pytest.raises(ValueError, match="util_weighting='trajectory'"):   # the start-up check (checks.py)
+            obj_lib.objective_configs(bad)
     cfg.rl.util_weighting = "sequence"
     with pytest.raises(ValueError, match="rl.util_weighting"):
         obj_lib.objective_configs(cfg)

@@ -75,6 +75,7 @@ def objective_configs(cfg) -> dict[str, ObjectiveConfig]:
     """ObjectiveConfig per trained objective from ``config.rl`` (weights, clip, KL, entropy);
     an objective whose lambda is 0 is left out (module docstring)."""
     rl = cfg.rl
+    util_weighting(cfg)   # refused before any work (the run calls this at start-up)
     common = dict(eps_low=rl.eps_low, eps_high=rl.eps_high, entropy_coef=rl.entropy_coef,
                   aggregation=rl.aggregation)
     if cfg.objective == "released_code":
@@ -82,7 +83,6 @@ def objective_configs(cfg) -> dict[str, ObjectiveConfig]:
     if cfg.objective != "paper":
         raise ValueError(f"objective must be 'paper' or 'released_code', got {cfg.objective!r}")
     kl_on = kl_objectives(rl)
-    util_weighting(cfg)
 
     def kl(name: str) -> dict:
         return dict(kl_coef=rl.kl_coef, kl_estimator=rl.kl_estimator) if name in kl_on else {}

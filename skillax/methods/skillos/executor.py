@@ -32,6 +32,7 @@ likely fails) -- so an executor outage shows up in r_task, never as a crash.
 from __future__ import annotations
 
 import collections
+import copy
 from typing import Sequence
 
 from skillax.agents.agent_loop import PlayConfig, Trajectory, play_episodes
@@ -142,9 +143,8 @@ class Executor:
         stream = getattr(self.backend, "evaluation_stream", None)
         if stream is None:
             return self
-        ex = Executor(stream(), self.play_cfg, action_tokens=self.action_tokens, max_steps=self.max_steps,
-                      self_judge=self.self_judge, judge_tokens=self.judge_tokens, overlap=self.overlap)
-        ex.stats = self.stats
+        ex = copy.copy(self)           # every knob, and the same ``stats`` object
+        ex.backend = stream()
         return ex
 
     def turns(self, pool) -> int | None:

@@ -268,6 +268,8 @@ def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, ca
     write("skill1_sftnt", "without_library", [True, True, False, True])   # SKILL1_NOTHINK's no-think SFT
     write("skill1_grpo_rc", "without_library", [True, False, True, True])   # SKILL1_RC's released-code GRPO
     write("skill1_grpo_traj", "without_library", [False, True, True, True])  # SKILL1_TRAJ's trajectory weighting
+    write("skill1_full_rc", "with_library", [True, True, True, False])   # SKILL1_FULL_RC's released-code full arm
+    write("skill1_full_rc", "without_library", [False, False, True, True])
     assert mod.main([str(tmp_path / "runs"), "--out", str(tmp_path / "out"), "--date", "t"]) == 0
     capsys.readouterr()
     got = {x["comparison"]: x for x in map(json.loads, (tmp_path / "out/summary.jsonl").read_text().splitlines())
@@ -289,7 +291,11 @@ def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, ca
             "GRPO w/o library, released-code objective - SFT only": (0.5, 3, 1),
             "GRPO w/o library, trajectory-weighted paper objective - SFT only": (0.5, 2, 0),
             "trajectory-weighted - token-weighted paper objective, both GRPO w/o library": (0.5, 2, 0),
-            "released-code objective - trajectory-weighted paper objective, both GRPO w/o library": (0.0, 1, 1)}
+            "released-code objective - trajectory-weighted paper objective, both GRPO w/o library": (0.0, 1, 1),
+            "released-code objective, headline: full with library - GRPO w/o library": (0.0, 1, 1),
+            "released-code objective, full: with - without its library": (0.25, 2, 1),
+            "released-code objective, full with library - SFT only": (0.5, 2, 0),
+            "released-code objective, full without library - GRPO w/o library": (-0.25, 0, 1)}
     for name, (delta, arm_only, base_only) in want.items():
         line = got[name]
         assert line["delta"] == pytest.approx(delta), name
@@ -525,6 +531,20 @@ def test_learning_sh_rc_seeds_plan_and_the_wait_follows_the_launched_arms(tmp_pa
     assert "objective=" not in arms["skill1_grpo_traj"] and "util_weighting" not in arms["skill1_grpo_rc"]
     both = sh("plan", SKILL1_TRAJ="1", SKILL1_RC_SEEDS="0")
     assert both.returncode == 2 and "SKILL1_TRAJ=1 runs with the base arms only" in both.stdout
+
+    # SKILL1_FULL_RC=1: the full arm (library) under objective=released_code, the full arm's share,
+    # beside SKILL1_RC's GRPO arm (issue 18's headline pair under that objective); base arms only
+    frc = sh("plan", SKILL1_FULL_RC="1", SKILL1_RC="1", SKIP="skill1_grpo skill1_full")
+    assert frc.returncode == 0, frc.stdout + frc.stderr
+    arms = {line.split()[0]: line for line in frc.stdout.splitlines()}
+    assert list(arms) == ["skill1_sft", "skill1_grpo_rc", "skill1_full_rc"]
+    assert [arms[a].split()[1] for a in arms] == ["mem=0.14", "mem=0.30", "mem=0.32"]
+    assert "--config.objective=released_code" in arms["skill1_full_rc"]
+    assert "ablation" not in arms["skill1_full_rc"] and f"load_dir={L}/ws/skill1 " in arms["skill1_full_rc"]
+    for env in ({"SKILL1_RC_SEEDS": "0"}, {"SKILL1_SEEDS": "1"}):
+        bad = sh("plan", SKILL1_FULL_RC="1", **env)
+        assert bad.returncode == 2 and ("SKILL1_FULL_RC=1 runs with the base arms only" in bad.stdout
+                                        or "SKILL1_RC_SEEDS runs alone" in bad.stdout), (env, bad.stdout)
 
     # no $L/arms yet: the status names the arms this environment would start
     before = sh("deadline", "1", SKILL1_RC_SEEDS="2")

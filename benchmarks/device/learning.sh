@@ -248,6 +248,20 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
     MEM[skill1_grpo_rc]=${MEM[skill1_grpo]}
     ARMS+=("skill1_grpo_rc|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.objective=released_code --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 $X")
   fi
+  # SKILL1_FULL_RC=1 (session 27): skill1_full_rc, the full arm (library: query, rerank, use, distil)
+  # trained with --config.objective=released_code (step samples for query, rank and play; distil
+  # runs but gets no loss, as in the public code), from the same warm start: issue 18's headline
+  # (full with library - GRPO w/o library) under the objective whose GRPO arm beat SFT in campaign
+  # 17. The full arm's share, 5 environment workers; base arms only (SKIP the paper-objective arms
+  # and add SKILL1_RC=1 for its pair: 0.14 + 0.30 + 0.32 = 0.76 of an H200).
+  if [ "${SKILL1_FULL_RC:-0}" = 1 ]; then
+    if [ "${SKILL1_L1Z:-0}" = 1 ] || [ "${SKILL1_UTIL:-0}" = 1 ] || [ -n "${SKILL1_SEEDS:-}" ] || [ "${SKILL1_BOUND:-0}" = 1 ] \
+       || [ -n "${SKILL1_RC_SEEDS:-}" ]; then
+      echo "SKILL1_FULL_RC=1 runs with the base arms only (the full arm's share beside them)"; exit 2
+    fi
+    MEM[skill1_full_rc]=${MEM[skill1_full]}
+    ARMS+=("skill1_full_rc|configs/skill1_alfworld_learning.py|--config.objective=released_code --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 $X")
+  fi
   # SKILL1_TRAJ=1 (session 26): skill1_grpo_traj, the GRPO arm (no library) under the paper objective
   # with rl.util_weighting=trajectory (each episode counts once in the util token mean; campaign 17's
   # paper-objective surrogate averaged +0.159 a step, pulled by long lost episodes). GRPO's share,
@@ -270,8 +284,9 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
   # rescale refuses more). SKILL1_EXTRA must not set --config.seed (each arm sets its own).
   if [ -n "${SKILL1_RC_SEEDS:-}" ]; then
     if [ "${SKILL1_RC:-0}" = 1 ] || [ "${SKILL1_L1Z:-0}" = 1 ] || [ "${SKILL1_UTIL:-0}" = 1 ] || [ -n "${SKILL1_SEEDS:-}" ] \
-       || [ "${SKILL1_BOUND:-0}" = 1 ] || [ "${SKILL1_NOTHINK:-0}" = 1 ] || [ "${SKILL1_TRAJ:-0}" = 1 ]; then
-      echo "SKILL1_RC_SEEDS runs alone (it replaces the base arms; no SKILL1_RC/L1Z/UTIL/SEEDS/BOUND/NOTHINK/TRAJ)"; exit 2
+       || [ "${SKILL1_BOUND:-0}" = 1 ] || [ "${SKILL1_NOTHINK:-0}" = 1 ] || [ "${SKILL1_TRAJ:-0}" = 1 ] \
+       || [ "${SKILL1_FULL_RC:-0}" = 1 ]; then
+      echo "SKILL1_RC_SEEDS runs alone (it replaces the base arms; no SKILL1_RC/L1Z/UTIL/SEEDS/BOUND/NOTHINK/TRAJ/FULL_RC)"; exit 2
     fi
     case " ${SKILL1_EXTRA:-} " in *" --config.seed="*)
       echo "SKILL1_RC_SEEDS sets each arm's --config.seed: take it out of SKILL1_EXTRA"; exit 2;; esac

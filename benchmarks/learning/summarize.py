@@ -92,6 +92,16 @@ COMPARISONS = [
      "released-code objective - paper objective, both GRPO w/o library"),
     ("skill1", "skill1_sft", "without_library", "skill1_grpo_rc", "without_library",
      "GRPO w/o library, released-code objective - SFT only"),
+    # learning.sh SKILL1_FULL_RC=1 (session 27): the full arm under the released code's objective,
+    # paired with SKILL1_RC's GRPO arm (issue 18's headline under that objective)
+    ("skill1", "skill1_grpo_rc", "without_library", "skill1_full_rc", "with_library",
+     "released-code objective, headline: full with library - GRPO w/o library"),
+    ("skill1", "skill1_full_rc", "without_library", "skill1_full_rc", "with_library",
+     "released-code objective, full: with - without its library"),
+    ("skill1", "skill1_sft", "without_library", "skill1_full_rc", "with_library",
+     "released-code objective, full with library - SFT only"),
+    ("skill1", "skill1_grpo_rc", "without_library", "skill1_full_rc", "without_library",
+     "released-code objective, full without library - GRPO w/o library"),
     # learning.sh SKILL1_TRAJ=1: the paper objective with each episode counted once (rl.util_weighting)
     ("skill1", "skill1_sft", "without_library", "skill1_grpo_traj", "without_library",
      "GRPO w/o library, trajectory-weighted paper objective - SFT only"),

@@ -41,9 +41,9 @@ DEFAULT_POLICIES = ("run/run", "run/coarse", "32,64,96,128,192,256,384,512,768,1
 
 def run_buckets(config: dict, backend: str) -> tuple[Buckets, int]:
     """(the run's Buckets, its model.max_len) from its config.json dict (keys absent in older
-    runs take today's defaults: batch "auto", prompt "fine")."""
+    runs take the values those runs had: batch "auto", no batch floor, prompt "fine")."""
     m = config.get("model", {})
-    b = Buckets(batch=batch_buckets(m.get("batch_buckets", "auto"), backend),
+    b = Buckets(batch=batch_buckets(m.get("batch_buckets", "auto"), backend, int(m.get("batch_floor", 0))),
                 prompt=prompt_buckets(m.get("prompt_buckets", "fine")))
     return b, int(m.get("max_len", 2048))
 

@@ -225,7 +225,6 @@ def skill1_config(args, tmp: pathlib.Path):
     cfg = load_config(args.config)
     from skillax.methods.skill1 import objectives as obj_lib
 
-    cfg = obj_lib.apply_objective_preset(cfg)
     sets = {"tasks_per_step": args.tasks, "group_size": args.group, "env.max_steps": args.max_steps,
             "env.name": args.env, "sft.steps": 0, "seed": args.seed}
     if args.size == "tiny":
@@ -241,7 +240,8 @@ def skill1_config(args, tmp: pathlib.Path):
     if model == "tiny":
         model = tiny_checkpoint(tmp / "tiny_ckpt")
     set_dotted(cfg, "model.path", model)
-    return cfg
+    # after the sets: the preset resolves references (model.batch_floor = tasks x group)
+    return obj_lib.apply_objective_preset(cfg)
 
 
 def bench_skill1(args) -> None:
@@ -394,7 +394,8 @@ def bench_skill1(args) -> None:
                  dtype=str(cfg.model.dtype), seeded_skills=seeded, size=args.size,
                  placement=args.placement, fast_pddl=os.environ.get("SKILLAX_FAST_PDDL", "1"),
                  share_prefill=bool(args.share_prefill), prefetch_resets=bool(args.prefetch_resets),
-                 skip_update=bool(args.skip_update), update_advantages=args.update_advantages)
+                 skip_update=bool(args.skip_update), update_advantages=args.update_advantages,
+                 batch_buckets=str(cfg.model.batch_buckets), batch_floor=int(cfg.model.get("batch_floor", 0)))
     print_split(f"skill1 {name} ({args.model}, {int(eps)} episodes, overlap {args.overlap})", phases, wall)
     emit("skill1_step", shape, round(wall, 3), "seconds/step (mean of measured steps)",
          episodes_per_s=round(eps / wall, 3), env_steps_per_s=round(steps / wall, 2),

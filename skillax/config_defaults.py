@@ -30,6 +30,9 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
     batch_buckets: row sizes the sampler pads a call to (``engine.buckets.batch_buckets``):
       "auto" (8, 16, 32, 64, 96, ... on GPU/TPU -- fewer programs built after warm-up; the fine
       1, 2, 3, 4, 6, ... on CPU, where a padded row costs compute) | "coarse" | "fine" | "8,32,...".
+    batch_floor: fewest rows a coarse call pads to (``engine.buckets.batch_buckets``; 0 = off, the
+      default). Skill1 ties it to tasks_per_step x group_size (a training step's episodes), so
+      play never builds programs for the 16- and 8-row tails of a step after warm-up.
     prompt_buckets: prefill-chunk lengths the sampler pads a prompt to
       (``engine.buckets.prompt_buckets``): "fine" (16, 24, 32, 48, ...; the default) | "coarse"
       (powers of two: fewer programs built as agent histories grow, up to 2x prefill padding)
@@ -45,6 +48,7 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
     c.sampler_memory_gb = 0.0
     c.sampler_xla = ""
     c.batch_buckets = "auto"
+    c.batch_floor = 0
     c.prompt_buckets = "fine"
     return c
 
@@ -332,6 +336,8 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
     c.steps = 100
     c.tasks_per_step = 16
     c.group_size = 8
+    # a reference: configs and overrides that change tasks_per_step / group_size move it too
+    c.model.batch_floor = c.get_ref("tasks_per_step") * c.get_ref("group_size")
     c.temperature = 1.0
     c.checkpoint_every = 10
     c.keep_checkpoints = 2

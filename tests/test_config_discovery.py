@@ -101,6 +101,14 @@ def test_show_mode_prints_every_key_sorted_with_the_file_mode():
     assert dt < 30
 
 
+def test_skill1_batch_floor_follows_a_command_line_step_size():
+    """model.batch_floor (tasks_per_step x group_size, a reference) after --config overrides."""
+    p, _ = cli("--config", "configs/skill1_alfworld_gpu.py", "--config.mode=show", "--config.tasks_per_step=2")
+    assert p.returncode == 0, p.stderr[-2000:]
+    shown = {ln.split(" = ")[0]: ln.split(" = ")[1].split("  #")[0] for ln in p.stdout.splitlines()[1:]}
+    assert (shown["tasks_per_step"], shown["group_size"], shown["model.batch_floor"]) == ("2", "4", "8")
+
+
 def test_show_help_from_method_docstrings():
     cfg = load_config_file("configs/skillos_tiny.py")
     out = show.lines(cfg, "configs/skillos_tiny.py")

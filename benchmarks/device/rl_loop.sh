@@ -13,6 +13,7 @@
 #      beside weights + KV)
 #   3. engine Qwen3-8B, 32 prompts x 8 samples x 1,024 tokens, one prefill per group vs not (item 4)
 #   4. Skill1 step "before": SKILLAX_FAST_PDDL=0, round-robin placement, no shared prefill, lock-step
+# `rl_loop.sh floor [S]`: the same step with model.batch_floor 32 (default) and 0, one after the other.
 # `rl_loop.sh extra [S] [T]` (its own queue; on a fresh machine after the kit calls, carrying .dk3):
 # the Skill1 ALFWorld step with the update timed on random advantages (an untrained SmolLM2
 # wins no game, so every group has zero variance and the engine skips the update), 2 warm-up +
@@ -55,6 +56,15 @@ elif [ "$part" = extra ]; then   # after the queue (same warm machine): its prog
 S1="python3 benchmarks/rl_loop.py skill1 --model smollm2 --tasks 8 --group 4 --max-steps 30 --workers auto"
 run skill1_update ${3:-420} \$S1 --env alfworld --steps 5 --warmup 2 --update-advantages random
 run skill1_textworld 300 \$S1 --env textworld --steps 3 --warmup 2 --update-advantages random
+EOF
+  sleep ${2:-300}; cat $O/log/queue.txt
+elif [ "$part" = floor ]; then   # `rl_loop.sh floor [S]` (session 27): model.batch_floor = tasks x group (the
+  # Skill1 default since) against 0 (before), the update on random advantages, 2 warm-up + 5 measured
+  # steps each; the floor run first, so the no-floor run's 8- and 16-row programs are not in the cache
+  start_queue floor <<EOF
+S1="python3 benchmarks/rl_loop.py skill1 --model smollm2 --tasks 8 --group 4 --max-steps 30 --workers auto --env alfworld --steps 5 --warmup 2 --update-advantages random"
+run skill1_floor32 300 \$S1
+run skill1_floor0 300 \$S1 --set model.batch_floor=0
 EOF
   sleep ${2:-300}; cat $O/log/queue.txt
 elif [ "$part" = ab ]; then      # `rl_loop.sh ab OPTIONS [S]`: the ALFWorld step with model.sampler_xla=OPTIONS,

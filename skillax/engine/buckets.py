@@ -101,7 +101,7 @@ def coarse_batches(hi: int = 1024) -> tuple[int, ...]:
     return tuple(x for x in powers_of_two_and_halves(8, hi) if x >= 64 or x & (x - 1) == 0)
 
 
-def batch_buckets(spec: str, backend: str) -> tuple[int, ...]:
+def batch_buckets(spec: str, backend: str, floor: int = 0) -> tuple[int, ...]:
     """Row-size buckets of a method engine's sampler (``model.batch_buckets``).
 
     Every distinct row count a call pads to is its own compiled program per prompt / cache
@@ -114,11 +114,20 @@ def batch_buckets(spec: str, backend: str) -> tuple[int, ...]:
     rows keep their keys) and on an accelerator costs ~nothing in a weight-read-bound decode,
     but on a CPU it costs its compute.
 
+    ``floor`` (``model.batch_floor``; coarse sizes only): sizes below it are dropped and the
+    floor itself becomes the smallest size, so no call pads to fewer rows. Skill1 sets it to a
+    training step's episodes (tasks_per_step x group_size): as episodes end, lock-step play walks
+    the row count down through 32 / 16 / 8, and each (rows, prompt bucket) pair builds late --
+    replayed on campaign 15's logs, 12 -> 4 programs built after RL step 0 in the full arm and
+    11 -> 1 in the GRPO arm (``benchmarks/build_keys.py``, ``benchmarks/results/build_keys.jsonl``).
+    A fine or explicit list ignores it (on a CPU a padded row costs its compute).
+
     Args:
       spec: "auto" (coarse on gpu/tpu, fine on cpu) | "coarse" | "fine" (``Buckets``' default) |
         a comma list of row sizes ("8,32,128,256").
       backend: ``jax.default_backend()`` ("cpu", "gpu", "tpu").
-    Returns: sorted row sizes. Raises ValueError on an unknown word or a bad list.
+      floor: fewest rows a coarse call pads to (0 = off); must be <= the largest coarse size.
+    Returns: sorted row sizes. Raises ValueError on an unknown word, a bad list or a bad floor.
     """
     spec = str(spec).strip().lower()
     if spec == "auto":
@@ -126,7 +135,11 @@ def batch_buckets(spec: str, backend: str) -> tuple[int, ...]:
     if spec == "fine":
         return Buckets().batch
     if spec == "coarse":
-        return coarse_batches()
+        sizes = coarse_batches()
+        floor = int(floor)
+        if floor < 0 or floor > sizes[-1]:
+            raise ValueError(f"model.batch_floor={floor} must be in 0..{sizes[-1]} (the largest coarse row size)")
+        return tuple(sorted({floor} | {x for x in sizes if x > floor})) if floor else sizes
     return _positive_sizes(spec, "model.batch_buckets", "'auto', 'coarse', 'fine' or a comma list of row sizes")
 
 

@@ -103,6 +103,31 @@ def test_batch_buckets_spec():
     for bad in ("pow2", "8,x", "", "0,8"):
         with pytest.raises(ValueError, match="batch_buckets"):
             batch_buckets(bad, "gpu")
+    # model.batch_floor: coarse sizes from the floor up (the floor itself the smallest); a fine
+    # or explicit list ignores it; out of range is refused
+    assert batch_buckets("auto", "gpu", 32) == (32, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
+    assert batch_buckets("coarse", "gpu", 40) == (40, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
+    assert batch_buckets("auto", "gpu", 0) == coarse and batch_buckets("auto", "gpu", 1024) == (1024,)
+    assert batch_buckets("auto", "cpu", 32) == Buckets().batch and batch_buckets("8,32", "gpu", 32) == (8, 32)
+    for bad in (-1, 1025):
+        with pytest.raises(ValueError, match="batch_floor"):
+            batch_buckets("auto", "gpu", bad)
+
+
+def test_skill1_batch_floor_follows_the_step_size():
+    """Skill1's model.batch_floor is tasks_per_step x group_size, also after a config changes
+    either (an ml_collections reference; the command-line override: test_config_discovery); an
+    explicit value replaces it."""
+    from skillax import config_defaults
+
+    c = config_defaults.skill1("alfworld")
+    assert c.model.batch_floor == 16 * 8 and config_defaults.model().batch_floor == 0
+    c.tasks_per_step, c.group_size = 8, 4
+    assert c.model.batch_floor == 32 and c.copy_and_resolve_references().model.batch_floor == 32
+    assert '"batch_floor": 32' in c.to_json()
+    c.model.batch_floor = 0
+    c.tasks_per_step = 2
+    assert c.model.batch_floor == 0 and c.tasks_per_step == 2
 
 
 def test_prompt_buckets_spec():
@@ -235,12 +260,13 @@ def test_engine_reads_sampler_memory_gb(tmp_path):
     assert config_defaults.model().sampler_xla == ""
     c.model.sampler_xla = "xla_gpu_autotune_level=1"
     assert config_defaults.model().batch_buckets == "auto"
-    c.model.batch_buckets = "8,32"
+    c.model.batch_buckets = "coarse"
+    c.model.batch_floor = 24
     assert config_defaults.model().prompt_buckets == "fine"
     c.model.prompt_buckets = "512,1024"
     eng = PolicyEngine.create(c, tmp_path / "run")
     try:
-        assert eng.sampler.buckets.batch == (8, 32)
+        assert eng.sampler.buckets.batch[:3] == (24, 32, 64) and eng.sampler.buckets.batch[-1] == 1024
         assert eng.sampler.buckets.prompt == (512, 1024)
         assert eng.sampler.memory_budget == int(1.5 * GIB)
         assert eng.sampler.compiler_options == {"xla_gpu_autotune_level": 1}

@@ -169,7 +169,8 @@ class PolicyEngine:
         # samples) instead of asking the device for more (issue 17 item 3; 0 = off)
         self.sampler = Sampler(model_cfg, tokenizer, max_len=int(cfg.model.max_len), dtype=self.compute_dtype,
                                buckets=Buckets(batch=batch_buckets(cfg.model.get("batch_buckets", "auto"),
-                                                                   jax.default_backend()),
+                                                                   jax.default_backend(),
+                                                                   int(cfg.model.get("batch_floor", 0))),
                                                prompt=prompt_buckets(cfg.model.get("prompt_buckets", "fine"))),
                                share_prefill=bool(cfg.model.get("share_prefill", True)),
                                cache_attention=str(cfg.model.get("cache_attention", "auto")),

@@ -33,7 +33,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from skillax.engine.buckets import Buckets, batch_buckets, chunk_and_new, prompt_buckets  # noqa: E402
+from skillax.engine.buckets import Buckets, batch_buckets, chunk_and_new, prefill_buckets, prompt_buckets  # noqa: E402
 
 DEFAULT_POLICIES = ("run/run", "run/coarse", "32,64,96,128,192,256,384,512,768,1024/run",
                     "32,64,96,128,192,256,384,512,768,1024/coarse")
@@ -41,10 +41,12 @@ DEFAULT_POLICIES = ("run/run", "run/coarse", "32,64,96,128,192,256,384,512,768,1
 
 def run_buckets(config: dict, backend: str) -> tuple[Buckets, int]:
     """(the run's Buckets, its model.max_len) from its config.json dict (keys absent in older
-    runs take the values those runs had: batch "auto", no batch floor, prompt "fine")."""
+    runs take the values those runs had: batch "auto", no row floors, prompt "fine")."""
     m = config.get("model", {})
     b = Buckets(batch=batch_buckets(m.get("batch_buckets", "auto"), backend, int(m.get("batch_floor", 0))),
-                prompt=prompt_buckets(m.get("prompt_buckets", "fine")))
+                prompt=prompt_buckets(m.get("prompt_buckets", "fine")),
+                prefill=prefill_buckets(m.get("batch_buckets", "auto"), backend, int(m.get("batch_floor", 0)),
+                                        int(m.get("prefill_floor", 0))))
     return b, int(m.get("max_len", 2048))
 
 
@@ -62,7 +64,8 @@ def policy_buckets(policy: str, run: Buckets, backend: str) -> Buckets:
         if extra:
             raise ValueError(f"policy {policy!r}: {axis} sizes {extra[:5]} are not among the run's, "
                              f"so the replay is not exact")
-    return Buckets(batch=batch, prompt=prompt, new_tokens=run.new_tokens, cache=run.cache)
+    prefill = run.prefill if bs.strip() == "run" else batch   # a listed policy pads prefill rows too
+    return Buckets(batch=batch, prompt=prompt, new_tokens=run.new_tokens, cache=run.cache, prefill=prefill)
 
 
 def new_key(build: dict, b: Buckets, max_len: int) -> tuple:
@@ -72,7 +75,7 @@ def new_key(build: dict, b: Buckets, max_len: int) -> tuple:
     S = b.cache_len(T + n_new, max_len)
     shared = bool(build["shared"])
     if shared:
-        Bp = b.pick("batch", int(build["prefill_rows"]))
+        Bp = b.pick("prefill", int(build["prefill_rows"]))
         shared = Bp < B
     return (B, Bp if shared else B, T, n_new, S, bool(build["fresh"]), shared)
 

@@ -395,7 +395,8 @@ def bench_skill1(args) -> None:
                  placement=args.placement, fast_pddl=os.environ.get("SKILLAX_FAST_PDDL", "1"),
                  share_prefill=bool(args.share_prefill), prefetch_resets=bool(args.prefetch_resets),
                  skip_update=bool(args.skip_update), update_advantages=args.update_advantages,
-                 batch_buckets=str(cfg.model.batch_buckets), batch_floor=int(cfg.model.get("batch_floor", 0)))
+                 batch_buckets=str(cfg.model.batch_buckets), batch_floor=int(cfg.model.get("batch_floor", 0)),
+                 prefill_floor=int(cfg.model.get("prefill_floor", 0)))
     print_split(f"skill1 {name} ({args.model}, {int(eps)} episodes, overlap {args.overlap})", phases, wall)
     emit("skill1_step", shape, round(wall, 3), "seconds/step (mean of measured steps)",
          episodes_per_s=round(eps / wall, 3), env_steps_per_s=round(steps / wall, 2),

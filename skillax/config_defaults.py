@@ -33,6 +33,10 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
     batch_floor: fewest rows a coarse call pads to (``engine.buckets.batch_buckets``; 0 = off, the
       default). Skill1 ties it to tasks_per_step x group_size (a training step's episodes), so
       play never builds programs for the 16- and 8-row tails of a step after warm-up.
+    prefill_floor: with batch_floor, the one shared-prefill row count below it
+      (``engine.buckets.prefill_buckets``; 0 = off, the default). Skill1 ties it to
+      tasks_per_step: a step's prompts prefill once for their G samples; other counts of
+      distinct prompts are not shared (no late programs for them).
     prompt_buckets: prefill-chunk lengths the sampler pads a prompt to
       (``engine.buckets.prompt_buckets``): "fine" (16, 24, 32, 48, ...; the default) | "coarse"
       (powers of two: fewer programs built as agent histories grow, up to 2x prefill padding)
@@ -49,6 +53,7 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
     c.sampler_xla = ""
     c.batch_buckets = "auto"
     c.batch_floor = 0
+    c.prefill_floor = 0
     c.prompt_buckets = "fine"
     return c
 
@@ -338,6 +343,7 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
     c.group_size = 8
     # a reference: configs and overrides that change tasks_per_step / group_size move it too
     c.model.batch_floor = c.get_ref("tasks_per_step") * c.get_ref("group_size")
+    c.model.prefill_floor = c.get_ref("tasks_per_step")
     c.temperature = 1.0
     c.checkpoint_every = 10
     c.keep_checkpoints = 2

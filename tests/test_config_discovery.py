@@ -107,6 +107,7 @@ def test_skill1_batch_floor_follows_a_command_line_step_size():
     assert p.returncode == 0, p.stderr[-2000:]
     shown = {ln.split(" = ")[0]: ln.split(" = ")[1].split("  #")[0] for ln in p.stdout.splitlines()[1:]}
     assert (shown["tasks_per_step"], shown["group_size"], shown["model.batch_floor"]) == ("2", "4", "8")
+    assert shown["model.prefill_floor"] == "2"
 
 
 def test_show_help_from_method_docstrings():

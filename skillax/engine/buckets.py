@@ -50,16 +50,22 @@ class Buckets:
       prompt: prefill chunk length (a prompt, or a continuation's new tokens + the pending one).
       new_tokens: size of the output buffers / decode steps at most.
       cache: KV cache lengths (slots); a fresh call uses the smallest >= chunk + new tokens.
+      prefill: rows of a shared prefill (a call's distinct prompts); () = the batch sizes
+        (``prefill_buckets``: with a row floor, the prompts of a step keep one prefill each).
     """
 
     batch: tuple[int, ...] = powers_of_two_and_halves(1, 1024)
     prompt: tuple[int, ...] = powers_of_two_and_halves(16, 1 << 17)
     new_tokens: tuple[int, ...] = powers_of_two(16, 1 << 16)
     cache: tuple[int, ...] = powers_of_two_and_halves(64, 1 << 18)
+    prefill: tuple[int, ...] = ()
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
             v = tuple(int(x) for x in getattr(self, f.name))
+            if f.name == "prefill" and not v:
+                object.__setattr__(self, f.name, self.batch)
+                continue
             if not v or any(x <= 0 for x in v) or list(v) != sorted(set(v)):
                 raise ValueError(f"buckets.{f.name} must be positive, strictly increasing: {v}")
             object.__setattr__(self, f.name, v)
@@ -141,6 +147,30 @@ def batch_buckets(spec: str, backend: str, floor: int = 0) -> tuple[int, ...]:
             raise ValueError(f"model.batch_floor={floor} must be in 0..{sizes[-1]} (the largest coarse row size)")
         return tuple(sorted({floor} | {x for x in sizes if x > floor})) if floor else sizes
     return _positive_sizes(spec, "model.batch_buckets", "'auto', 'coarse', 'fine' or a comma list of row sizes")
+
+
+def prefill_buckets(spec: str, backend: str, batch_floor: int = 0, prefill_floor: int = 0) -> tuple[int, ...]:
+    """Row sizes of a shared prefill (``Buckets.prefill``: a call's distinct prompts).
+
+    With coarse rows and both floors set (Skill1: ``model.batch_floor`` = tasks_per_step x G,
+    ``model.prefill_floor`` = tasks_per_step): ``{prefill_floor}`` plus the floored batch sizes,
+    so the G samples of each of a step's prompts prefill them once (issue 17 item 4) while any
+    other count of distinct prompts pads to the batch and is not shared. Without that gap, play
+    whose rollouts happen to repeat one another's prompts (16 distinct of 32: an untrained policy
+    repeats its actions) builds a (32 rows, 16 prefill rows, chunk) program per chunk late:
+    both late builds of the H100 run in ``benchmarks/results/rl_loop.md`` (2026-12-07) were such.
+    Otherwise: the batch sizes without a floor (the shared prefill as before).
+
+    Args: as :func:`batch_buckets`; prefill_floor >= 0 rows (0 = no gap).
+    Returns: sorted row sizes. Raises ValueError as :func:`batch_buckets`.
+    """
+    coarse = str(spec).strip().lower() == "coarse" or (str(spec).strip().lower() == "auto" and backend != "cpu")
+    if not (coarse and int(batch_floor) > 0 and int(prefill_floor) > 0):
+        return batch_buckets(spec, backend)
+    batch = batch_buckets(spec, backend, batch_floor)
+    if int(prefill_floor) > batch[-1]:
+        raise ValueError(f"model.prefill_floor={prefill_floor} exceeds the largest row size {batch[-1]}")
+    return tuple(sorted({int(prefill_floor), *batch}))
 
 
 def _positive_sizes(spec: str, key: str, expected: str) -> tuple[int, ...]:

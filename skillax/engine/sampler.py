@@ -303,9 +303,9 @@ class Sampler:
         for b, c in enumerate(chunks):
             if c is not None:
                 src[b] = index.setdefault(tuple(c), len(index))
-        Bp = self.buckets.pick("batch", max(1, len(index)))
-        if Bp >= len(chunks):
-            return None
+        Bp = self.buckets.pick("prefill", max(1, len(index)))
+        if Bp >= len(chunks) or len(index) == sum(c is not None for c in chunks):
+            return None   # nothing to share: every row's prompt is its own (plan() agrees)
         uniq = [list(k) for k in index] + [None] * (Bp - len(index))
         return uniq, src
 
@@ -324,8 +324,8 @@ class Sampler:
         T, n_new = self._chunk_and_new(max(len(p) for p in prompts), sp.max_new_tokens, reserve)
         S = self.buckets.cache_len(T + n_new + reserve, self.max_len)
         distinct = len({tuple(p) for p in prompts})
-        Bp = self.buckets.pick("batch", distinct) if self._shares(params) else B
-        shared = Bp < B
+        Bp = self.buckets.pick("prefill", distinct) if self._shares(params) else B
+        shared = Bp < B and distinct < N
         Bp = Bp if shared else B
         attn = self._cache_attn(params) if params is not None else (
             "pallas" if self.cache_attention == "pallas" or (

@@ -112,18 +112,31 @@ def test_batch_buckets_spec():
     for bad in (-1, 1025):
         with pytest.raises(ValueError, match="batch_floor"):
             batch_buckets("auto", "gpu", bad)
+    # model.prefill_floor: the shared prefill's rows are {prefill_floor} + the floored batch sizes
+    # (coarse, both floors set); otherwise the batch sizes without a floor
+    from skillax.engine.buckets import prefill_buckets
+
+    assert prefill_buckets("auto", "gpu", 32, 8) == (8, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
+    assert prefill_buckets("auto", "gpu", 0, 8) == prefill_buckets("coarse", "cpu", 32, 0) == coarse
+    assert prefill_buckets("auto", "cpu", 32, 8) == Buckets().batch and prefill_buckets("8,32", "gpu", 32, 8) == (8, 32)
+    with pytest.raises(ValueError, match="prefill_floor"):
+        prefill_buckets("auto", "gpu", 32, 2000)
+    assert Buckets(batch=(4, 8)).prefill == (4, 8)
 
 
 def test_skill1_batch_floor_follows_the_step_size():
-    """Skill1's model.batch_floor is tasks_per_step x group_size, also after a config changes
+    """Skill1's model.batch_floor is tasks_per_step x group_size (prefill_floor tasks_per_step),
+    also after a config changes
     either (an ml_collections reference; the command-line override: test_config_discovery); an
     explicit value replaces it."""
     from skillax import config_defaults
 
     c = config_defaults.skill1("alfworld")
     assert c.model.batch_floor == 16 * 8 and config_defaults.model().batch_floor == 0
+    assert c.model.prefill_floor == 16 and config_defaults.model().prefill_floor == 0
     c.tasks_per_step, c.group_size = 8, 4
     assert c.model.batch_floor == 32 and c.copy_and_resolve_references().model.batch_floor == 32
+    assert c.model.prefill_floor == 8
     assert '"batch_floor": 32' in c.to_json()
     c.model.batch_floor = 0
     c.tasks_per_step = 2
@@ -262,11 +275,13 @@ def test_engine_reads_sampler_memory_gb(tmp_path):
     assert config_defaults.model().batch_buckets == "auto"
     c.model.batch_buckets = "coarse"
     c.model.batch_floor = 24
+    c.model.prefill_floor = 12
     assert config_defaults.model().prompt_buckets == "fine"
     c.model.prompt_buckets = "512,1024"
     eng = PolicyEngine.create(c, tmp_path / "run")
     try:
         assert eng.sampler.buckets.batch[:3] == (24, 32, 64) and eng.sampler.buckets.batch[-1] == 1024
+        assert eng.sampler.buckets.prefill[:4] == (12, 24, 32, 64)
         assert eng.sampler.buckets.prompt == (512, 1024)
         assert eng.sampler.memory_budget == int(1.5 * GIB)
         assert eng.sampler.compiler_options == {"xla_gpu_autotune_level": 1}

@@ -341,6 +341,31 @@ def test_shared_prefill_equals_unshared(qwen3, tokenizer, engine_buckets, sample
     assert sampler.generate(params, PROMPTS, sp1).stats["prefill_rows"] == 4
 
 
+def test_row_floor_keeps_the_shared_prefill(qwen3, tokenizer):
+    """model.batch_floor pads the decode rows only (``Buckets.prefill`` keeps the smaller sizes):
+    the G samples of a prompt still prefill it once, a call whose prompts are all distinct does
+    not share (its padded rows alone would not make a shared prefill), and both sample what the
+    unshared sampler samples under the same keys; plan() agrees with generate()."""
+    from skillax.engine import Buckets, Sampler
+
+    _, params, cfg = qwen3
+    floored = Buckets(batch=(8,), prefill=(2, 4, 8), prompt=(16, 32), new_tokens=(16, 32), cache=(64, 128, 256))
+    assert Buckets(batch=(4, 8)).prefill == (4, 8)          # () = the batch sizes
+    s = Sampler(cfg, tokenizer, max_len=256, dtype=jnp.float32, buckets=floored)
+    plain = Sampler(cfg, tokenizer, max_len=256, dtype=jnp.float32, buckets=floored, share_prefill=False)
+    group = SamplingParams(temperature=1.0, max_new_tokens=8, n=4, eos_ids=[])
+    prompts = [PROMPTS[0], PROMPTS[2]]
+    a, b = s.generate(params, prompts, group, seed=3), plain.generate(params, prompts, group, seed=3)
+    assert (a.stats["prefill_rows"], a.stats["batch"], b.stats["prefill_rows"]) == (2, 8, 8)
+    assert s.plan(prompts, group)["prefill_rows"] == 2 and s.plan(prompts, group)["shared"]
+    np.testing.assert_array_equal(a.tokens, b.tokens)
+    np.testing.assert_allclose(a.logprobs, b.logprobs, atol=1e-5, rtol=0)
+    one = SamplingParams(temperature=1.0, max_new_tokens=8, eos_ids=[])
+    c = s.generate(params, PROMPTS[:3], one, seed=4)           # 3 distinct rows padded to 8
+    assert (c.stats["prefill_rows"], c.stats["batch"]) == (8, 8) and not s.plan(PROMPTS[:3], one)["shared"]
+    np.testing.assert_array_equal(c.tokens, plain.generate(params, PROMPTS[:3], one, seed=4).tokens)
+
+
 def test_compiler_options_parse_and_reach_the_sampling_program(qwen3, sampler, engine_buckets):
     """``model.sampler_xla`` / ``sampling.py --xla``: "k=v,..." parsed by hand-known rules, a
     bad item named in the error; a Sampler built with a real XLA option samples the same

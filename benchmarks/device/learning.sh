@@ -164,8 +164,9 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
   # 11 -> 1 (GRPO) programs built after RL step 0, ~100 s of builds an arm
   # (benchmarks/build_keys.py, benchmarks/results/build_keys.jsonl). Same samples (padded rows
   # never sample); a padded row costs prefill compute only. Since session 27 SKILL1_ROWS=auto gives
-  # the same sizes (model.batch_floor = tasks x group = 32); the old "auto" = SKILL1_ROWS=auto with
-  # --config.model.batch_floor=0 in SKILL1_EXTRA.
+  # the same batch sizes (model.batch_floor = tasks x group = 32) but prefills a step's 8 shared
+  # prompts on 8 rows (model.prefill_floor; this list pads them to 32, as every campaign did); the
+  # old "auto" = SKILL1_ROWS=auto with --config.model.batch_floor=0 in SKILL1_EXTRA.
   X="$X --config.model.batch_buckets=${SKILL1_ROWS:-32,64,96,128,192,256,384,512,768,1024}"
   ARMS=(
     "skill1_sft|configs/skill1_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/skill1 --config.env.workers=4 $X"

@@ -13,7 +13,8 @@
 #      beside weights + KV)
 #   3. engine Qwen3-8B, 32 prompts x 8 samples x 1,024 tokens, one prefill per group vs not (item 4)
 #   4. Skill1 step "before": SKILLAX_FAST_PDDL=0, round-robin placement, no shared prefill, lock-step
-# `rl_loop.sh floor [S]`: the same step with model.batch_floor 32 (default) and 0, one after the other.
+# `rl_loop.sh floor [S]`: the same step with model.batch_floor 32 (default) and 0, one after the other
+# (its 2026-12-07 run, commit 88c5df3, predates model.prefill_floor: benchmarks/results/rl_loop.md).
 # `rl_loop.sh extra [S] [T]` (its own queue; on a fresh machine after the kit calls, carrying .dk3):
 # the Skill1 ALFWorld step with the update timed on random advantages (an untrained SmolLM2
 # wins no game, so every group has zero variance and the engine skips the update), 2 warm-up +

@@ -33,7 +33,7 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from skillax.engine.buckets import Buckets, batch_buckets, chunk_and_new, prefill_buckets, prompt_buckets  # noqa: E402
+from skillax.engine.buckets import Buckets, batch_buckets, chunk_and_new, model_buckets, prompt_buckets  # noqa: E402
 
 DEFAULT_POLICIES = ("run/run", "run/coarse", "32,64,96,128,192,256,384,512,768,1024/run",
                     "32,64,96,128,192,256,384,512,768,1024/coarse")
@@ -43,10 +43,7 @@ def run_buckets(config: dict, backend: str) -> tuple[Buckets, int]:
     """(the run's Buckets, its model.max_len) from its config.json dict (keys absent in older
     runs take the values those runs had: batch "auto", no row floors, prompt "fine")."""
     m = config.get("model", {})
-    b = Buckets(batch=batch_buckets(m.get("batch_buckets", "auto"), backend, int(m.get("batch_floor", 0))),
-                prompt=prompt_buckets(m.get("prompt_buckets", "fine")),
-                prefill=prefill_buckets(m.get("batch_buckets", "auto"), backend, int(m.get("batch_floor", 0)),
-                                        int(m.get("prefill_floor", 0))))
+    b = model_buckets(m, backend)
     return b, int(m.get("max_len", 2048))
 
 

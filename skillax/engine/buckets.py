@@ -164,13 +164,23 @@ def prefill_buckets(spec: str, backend: str, batch_floor: int = 0, prefill_floor
     Args: as :func:`batch_buckets`; prefill_floor >= 0 rows (0 = no gap).
     Returns: sorted row sizes. Raises ValueError as :func:`batch_buckets`.
     """
-    coarse = str(spec).strip().lower() == "coarse" or (str(spec).strip().lower() == "auto" and backend != "cpu")
-    if not (coarse and int(batch_floor) > 0 and int(prefill_floor) > 0):
-        return batch_buckets(spec, backend)
-    batch = batch_buckets(spec, backend, batch_floor)
+    plain, batch = batch_buckets(spec, backend), batch_buckets(spec, backend, batch_floor)
+    if batch == plain or int(prefill_floor) <= 0:   # fine / listed sizes, or no floor: nothing to keep
+        return plain
     if int(prefill_floor) > batch[-1]:
         raise ValueError(f"model.prefill_floor={prefill_floor} exceeds the largest row size {batch[-1]}")
     return tuple(sorted({int(prefill_floor), *batch}))
+
+
+def model_buckets(model_cfg, backend: str) -> Buckets:
+    """The sampler Buckets of a ``config.model`` section (a ConfigDict, or a run's config.json
+    dict): ``batch_buckets`` / ``batch_floor`` / ``prefill_floor`` / ``prompt_buckets``, absent
+    keys at the values runs had before them ("auto", 0, 0, "fine"). Raises ValueError as the
+    functions it calls."""
+    spec, floor = model_cfg.get("batch_buckets", "auto"), int(model_cfg.get("batch_floor", 0))
+    return Buckets(batch=batch_buckets(spec, backend, floor),
+                   prompt=prompt_buckets(model_cfg.get("prompt_buckets", "fine")),
+                   prefill=prefill_buckets(spec, backend, floor, int(model_cfg.get("prefill_floor", 0))))
 
 
 def _positive_sizes(spec: str, key: str, expected: str) -> tuple[int, ...]:

@@ -39,7 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from skillax import collectives, process
-from skillax.engine.buckets import Buckets, batch_buckets, prefill_buckets, prompt_buckets
+from skillax.engine.buckets import model_buckets
 from skillax.engine.sampler import Sampler, parse_compiler_options
 from skillax.methods.common.policy import CallCounter, PolicySampler
 from skillax.models.registry import load_policy, resolve_dtype
@@ -168,14 +168,7 @@ class PolicyEngine:
         # model.sampler_memory_gb: a call predicted above it runs as several row chunks (same
         # samples) instead of asking the device for more (issue 17 item 3; 0 = off)
         self.sampler = Sampler(model_cfg, tokenizer, max_len=int(cfg.model.max_len), dtype=self.compute_dtype,
-                               buckets=Buckets(batch=batch_buckets(cfg.model.get("batch_buckets", "auto"),
-                                                                   jax.default_backend(),
-                                                                   int(cfg.model.get("batch_floor", 0))),
-                                               prompt=prompt_buckets(cfg.model.get("prompt_buckets", "fine")),
-                                               prefill=prefill_buckets(cfg.model.get("batch_buckets", "auto"),
-                                                                       jax.default_backend(),
-                                                                       int(cfg.model.get("batch_floor", 0)),
-                                                                       int(cfg.model.get("prefill_floor", 0)))),
+                               buckets=model_buckets(cfg.model, jax.default_backend()),
                                share_prefill=bool(cfg.model.get("share_prefill", True)),
                                cache_attention=str(cfg.model.get("cache_attention", "auto")),
                                memory_budget=int(float(cfg.model.get("sampler_memory_gb", 0.0)) * 2**30),

@@ -341,9 +341,12 @@ def skill1(env_name: str = "auto") -> ml_collections.ConfigDict:
     c.steps = 100
     c.tasks_per_step = 16
     c.group_size = 8
-    # a reference: configs and overrides that change tasks_per_step / group_size move it too
+    # references: configs and overrides that change tasks_per_step / group_size move them too.
+    # Each is an expression (`+ 0`), never the bare reference: ml_collections assigns through a
+    # field that holds a reference, so `prefill_floor = get_ref("tasks_per_step")` made an
+    # override `model.prefill_floor=0` set tasks_per_step to 0 (an empty step; session 28)
     c.model.batch_floor = c.get_ref("tasks_per_step") * c.get_ref("group_size")
-    c.model.prefill_floor = c.get_ref("tasks_per_step")
+    c.model.prefill_floor = c.get_ref("tasks_per_step") + 0
     c.temperature = 1.0
     c.checkpoint_every = 10
     c.keep_checkpoints = 2

@@ -108,6 +108,14 @@ def test_skill1_batch_floor_follows_a_command_line_step_size():
     shown = {ln.split(" = ")[0]: ln.split(" = ")[1].split("  #")[0] for ln in p.stdout.splitlines()[1:]}
     assert (shown["tasks_per_step"], shown["group_size"], shown["model.batch_floor"]) == ("2", "4", "8")
     assert shown["model.prefill_floor"] == "2"
+    # overriding a floor sets the floor, never the step size it refers to (session 28: a bare
+    # reference made `model.prefill_floor=0` set tasks_per_step to 0)
+    p, _ = cli("--config", "configs/skill1_alfworld_gpu.py", "--config.mode=show",
+               "--config.model.prefill_floor=0", "--config.model.batch_floor=0")
+    assert p.returncode == 0, p.stderr[-2000:]
+    shown = {ln.split(" = ")[0]: ln.split(" = ")[1].split("  #")[0] for ln in p.stdout.splitlines()[1:]}
+    assert (shown["tasks_per_step"], shown["group_size"]) == ("8", "4")
+    assert (shown["model.batch_floor"], shown["model.prefill_floor"]) == ("0", "0")
 
 
 def test_show_help_from_method_docstrings():

@@ -13,7 +13,8 @@
 #      beside weights + KV)
 #   3. engine Qwen3-8B, 32 prompts x 8 samples x 1,024 tokens, one prefill per group vs not (item 4)
 #   4. Skill1 step "before": SKILLAX_FAST_PDDL=0, round-robin placement, no shared prefill, lock-step
-# `rl_loop.sh floor [S]`: the same step with model.batch_floor 32 (default) and 0, one after the other
+# `rl_loop.sh floor [S]`: the same step with the Skill1 defaults (model.batch_floor 32, model.prefill_floor 8)
+# and both floors 0, one after the other
 # (its 2026-12-07 run, commit 88c5df3, predates model.prefill_floor: benchmarks/results/rl_loop.md).
 # `rl_loop.sh extra [S] [T]` (its own queue; on a fresh machine after the kit calls, carrying .dk3):
 # the Skill1 ALFWorld step with the update timed on random advantages (an untrained SmolLM2
@@ -65,7 +66,7 @@ elif [ "$part" = floor ]; then   # `rl_loop.sh floor [S]` (session 27): model.ba
   start_queue floor <<EOF
 S1="python3 benchmarks/rl_loop.py skill1 --model smollm2 --tasks 8 --group 4 --max-steps 30 --workers auto --env alfworld --steps 5 --warmup 2 --update-advantages random"
 run skill1_floor32 300 \$S1
-run skill1_floor0 300 \$S1 --set model.batch_floor=0
+run skill1_floor0 300 \$S1 --set model.batch_floor=0 --set model.prefill_floor=0
 EOF
   sleep ${2:-300}; cat $O/log/queue.txt
 elif [ "$part" = ab ]; then      # `rl_loop.sh ab OPTIONS [S]`: the ALFWorld step with model.sampler_xla=OPTIONS,

@@ -32,7 +32,12 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
       1, 2, 3, 4, 6, ... on CPU, where a padded row costs compute) | "coarse" | "fine" | "8,32,...".
     batch_floor: fewest rows a coarse call pads to (``engine.buckets.batch_buckets``; 0 = off, the
       default). Skill1 ties it to tasks_per_step x group_size (a training step's episodes), so
-      play never builds programs for the 16- and 8-row tails of a step after warm-up.
+      play never builds programs for the 16- and 8-row tails of a step after warm-up. Padded
+      rows are prefilled too: measured faster only with SmolLM2 (1.16x, H100,
+      ``benchmarks/results/rl_loop.md``); for a large policy, whose prefill is compute-bound, a
+      tail turn of a few live episodes then prefills the whole floor (unmeasured: compare
+      ``--config.model.batch_floor=0``). A budget-split call's parts ignore it
+      (model.sampler_memory_gb).
     prefill_floor: with batch_floor, the one shared-prefill row count below it
       (``engine.buckets.prefill_buckets``; 0 = off, the default). Skill1 ties it to
       tasks_per_step: a step's prompts prefill once for their G samples; other counts of

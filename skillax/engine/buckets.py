@@ -52,6 +52,11 @@ class Buckets:
       cache: KV cache lengths (slots); a fresh call uses the smallest >= chunk + new tokens.
       prefill: rows of a shared prefill (a call's distinct prompts); () = the batch sizes
         (``prefill_buckets``: with a row floor, the prompts of a step keep one prefill each).
+        Its largest size is >= the largest batch size (a shared prefill never has more rows
+        than its call).
+      split: rows of the parts of a call that ``model.sampler_memory_gb`` splits; () = the
+        batch sizes. With a row floor: the sizes without it, so that a part can be smaller
+        than the floor (a floored part would need the memory of the whole call).
     """
 
     batch: tuple[int, ...] = powers_of_two_and_halves(1, 1024)
@@ -59,16 +64,25 @@ class Buckets:
     new_tokens: tuple[int, ...] = powers_of_two(16, 1 << 16)
     cache: tuple[int, ...] = powers_of_two_and_halves(64, 1 << 18)
     prefill: tuple[int, ...] = ()
+    split: tuple[int, ...] = ()
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
             v = tuple(int(x) for x in getattr(self, f.name))
-            if f.name == "prefill" and not v:
+            if f.name in ("prefill", "split") and not v:
                 object.__setattr__(self, f.name, self.batch)
                 continue
             if not v or any(x <= 0 for x in v) or list(v) != sorted(set(v)):
                 raise ValueError(f"buckets.{f.name} must be positive, strictly increasing: {v}")
             object.__setattr__(self, f.name, v)
+        for name in ("prefill", "split"):
+            if getattr(self, name)[-1] < self.batch[-1]:
+                raise ValueError(f"buckets.{name} ends at {getattr(self, name)[-1]} rows, below the "
+                                 f"largest batch size {self.batch[-1]}")
+
+    def for_parts(self) -> "Buckets":
+        """The buckets of the parts of a budget-split call: batch and prefill rows = ``split``."""
+        return dataclasses.replace(self, batch=self.split, prefill=(), split=())
 
     def pick(self, axis: str, n: int) -> int:
         """Smallest size of ``axis`` that is >= n. Raises ValueError when none is."""
@@ -121,7 +135,8 @@ def batch_buckets(spec: str, backend: str, floor: int = 0) -> tuple[int, ...]:
     but on a CPU it costs its compute.
 
     ``floor`` (``model.batch_floor``; coarse sizes only): sizes below it are dropped and the
-    floor itself becomes the smallest size, so no call pads to fewer rows. Skill1 sets it to a
+    floor itself becomes the smallest size, so no call pads to fewer rows (a floor at or below
+    the smallest coarse size, 8, changes nothing: it never adds a smaller size). Skill1 sets it to a
     training step's episodes (tasks_per_step x group_size): as episodes end, lock-step play walks
     the row count down through 32 / 16 / 8, and each (rows, prompt bucket) pair builds late --
     replayed on campaign 15's logs, 12 -> 4 programs built after RL step 0 in the full arm and
@@ -144,8 +159,10 @@ def batch_buckets(spec: str, backend: str, floor: int = 0) -> tuple[int, ...]:
         sizes = coarse_batches()
         floor = int(floor)
         if floor < 0 or floor > sizes[-1]:
-            raise ValueError(f"model.batch_floor={floor} must be in 0..{sizes[-1]} (the largest coarse row size)")
-        return tuple(sorted({floor} | {x for x in sizes if x > floor})) if floor else sizes
+            raise ValueError(f"model.batch_floor={floor} must be in 0..{sizes[-1]} (the largest coarse row "
+                             "size; Skill1's default is tasks_per_step x group_size: set "
+                             "model.batch_floor=0 for a larger step)")
+        return tuple(sorted({floor} | {x for x in sizes if x > floor})) if floor > sizes[0] else sizes
     return _positive_sizes(spec, "model.batch_buckets", "'auto', 'coarse', 'fine' or a comma list of row sizes")
 
 
@@ -164,8 +181,10 @@ def prefill_buckets(spec: str, backend: str, batch_floor: int = 0, prefill_floor
     Args: as :func:`batch_buckets`; prefill_floor >= 0 rows (0 = no gap).
     Returns: sorted row sizes. Raises ValueError as :func:`batch_buckets`.
     """
+    if int(prefill_floor) < 0:
+        raise ValueError(f"model.prefill_floor={prefill_floor} must be >= 0")
     plain, batch = batch_buckets(spec, backend), batch_buckets(spec, backend, batch_floor)
-    if batch == plain or int(prefill_floor) <= 0:   # fine / listed sizes, or no floor: nothing to keep
+    if batch == plain or int(prefill_floor) == 0:   # fine / listed sizes, or no floor: nothing to keep
         return plain
     if int(prefill_floor) > batch[-1]:
         raise ValueError(f"model.prefill_floor={prefill_floor} exceeds the largest row size {batch[-1]}")
@@ -175,12 +194,13 @@ def prefill_buckets(spec: str, backend: str, batch_floor: int = 0, prefill_floor
 def model_buckets(model_cfg, backend: str) -> Buckets:
     """The sampler Buckets of a ``config.model`` section (a ConfigDict, or a run's config.json
     dict): ``batch_buckets`` / ``batch_floor`` / ``prefill_floor`` / ``prompt_buckets``, absent
-    keys at the values runs had before them ("auto", 0, 0, "fine"). Raises ValueError as the
-    functions it calls."""
+    keys at the values runs had before them ("auto", 0, 0, "fine"); ``split`` = the row sizes
+    without the floor (``Buckets``). Raises ValueError as the functions it calls."""
     spec, floor = model_cfg.get("batch_buckets", "auto"), int(model_cfg.get("batch_floor", 0))
     return Buckets(batch=batch_buckets(spec, backend, floor),
                    prompt=prompt_buckets(model_cfg.get("prompt_buckets", "fine")),
-                   prefill=prefill_buckets(spec, backend, floor, int(model_cfg.get("prefill_floor", 0))))
+                   prefill=prefill_buckets(spec, backend, floor, int(model_cfg.get("prefill_floor", 0))),
+                   split=batch_buckets(spec, backend))
 
 
 def _positive_sizes(spec: str, key: str, expected: str) -> tuple[int, ...]:

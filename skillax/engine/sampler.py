@@ -32,6 +32,7 @@ result equals re-encoding the whole history from scratch (tested to 1e-5 in fp32
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from typing import Any, Callable, Sequence
@@ -404,14 +405,34 @@ class Sampler:
         out["total"] = sum(out.values())
         return out
 
+    @contextlib.contextmanager
+    def _part_buckets(self):
+        """While open, row sizes are ``buckets.split`` (the parts of a budget-split call: with a
+        row floor, a part padded back up to the floor would need the whole call's memory)."""
+        full = self.buckets
+        self.buckets = full.for_parts()
+        try:
+            yield
+        finally:
+            self.buckets = full
+
     def _budget_split(self, prompts, sp: SamplingParams, reserve: int, params) -> list[tuple[int, int]]:
         """[(start, stop)) prompt ranges: one range when :meth:`call_bytes` of the whole call
-        fit ``memory_budget``, else the fewest balanced consecutive ranges that each fit.
-        Raises ValueError when a single prompt does not fit."""
+        fit ``memory_budget``, else the fewest balanced consecutive ranges that each fit with
+        the parts' row sizes (``buckets.split``). Raises ValueError when a single prompt does
+        not fit."""
         P = len(prompts)
         if not P:
             return [(0, 0)]
-        for parts in range(1, P + 1):
+        if self.call_bytes(prompts, sp, reserve, params)["total"] <= self.memory_budget:
+            return [(0, P)]
+        with self._part_buckets():
+            return self._part_ranges(prompts, sp, reserve, params)
+
+    def _part_ranges(self, prompts, sp: SamplingParams, reserve: int, params) -> list[tuple[int, int]]:
+        """``_budget_split``'s search over 2..P balanced ranges under the current buckets."""
+        P = len(prompts)
+        for parts in range(2, P + 1):
             size, extra = divmod(P, parts)
             bounds, a = [], 0
             for i in range(parts):
@@ -435,9 +456,10 @@ class Sampler:
         n = sp.n
         keys = list(row_keys) if row_keys is not None else [(step, r) for r in range(len(prompts) * n)]
         outs = []
-        for a, b in parts:
-            outs.append(self.generate(params, prompts[a:b], sp, seed, step, reserve=reserve,
-                                      row_keys=keys[a * n:b * n]))
+        with self._part_buckets():
+            for a, b in parts:
+                outs.append(self.generate(params, prompts[a:b], sp, seed, step, reserve=reserve,
+                                          row_keys=keys[a * n:b * n]))
         cat = lambda f: np.concatenate([getattr(o, f) for o in outs], axis=0)  # noqa: E731
         texts = None if outs[0].texts is None else [t for o in outs for t in o.texts]
         st = [o.stats for o in outs]

@@ -112,6 +112,10 @@ def test_batch_buckets_spec():
     for bad in (-1, 1025):
         with pytest.raises(ValueError, match="batch_floor"):
             batch_buckets("auto", "gpu", bad)
+    # a floor at or below the smallest coarse size adds no smaller size (a 1 x 2 step's floor 2
+    # gave (2, 8, 16, ...): more programs, not fewer); 12 replaces 8
+    assert batch_buckets("auto", "gpu", 2) == batch_buckets("auto", "gpu", 8) == coarse
+    assert batch_buckets("auto", "gpu", 12)[:3] == (12, 16, 32)
     # model.prefill_floor: the shared prefill's rows are {prefill_floor} + the floored batch sizes
     # (coarse, both floors set); otherwise the batch sizes without a floor
     from skillax.engine.buckets import prefill_buckets
@@ -121,7 +125,19 @@ def test_batch_buckets_spec():
     assert prefill_buckets("auto", "cpu", 32, 8) == Buckets().batch and prefill_buckets("8,32", "gpu", 32, 8) == (8, 32)
     with pytest.raises(ValueError, match="prefill_floor"):
         prefill_buckets("auto", "gpu", 32, 2000)
-    assert Buckets(batch=(4, 8)).prefill == (4, 8)
+    with pytest.raises(ValueError, match="prefill_floor"):
+        prefill_buckets("auto", "gpu", 32, -1)
+    assert prefill_buckets("auto", "gpu", 4, 2) == coarse      # the batch floor changes nothing
+    assert Buckets(batch=(4, 8)).prefill == (4, 8) == Buckets(batch=(4, 8)).split
+    for name in ("prefill", "split"):       # a ladder that cannot hold the largest call
+        with pytest.raises(ValueError, match=f"buckets.{name} ends at 4 rows"):
+            Buckets(batch=(8, 16), **{name: (2, 4)})
+    # model_buckets: the parts of a budget-split call use the sizes without the floor
+    from skillax.engine.buckets import model_buckets
+
+    b = model_buckets({"batch_floor": 32, "prefill_floor": 8}, "gpu")
+    assert b.batch[0] == 32 and b.prefill[:2] == (8, 32) and b.split == coarse
+    assert b.for_parts().batch == b.for_parts().prefill == coarse
 
 
 def test_skill1_batch_floor_follows_the_step_size():
@@ -257,6 +273,19 @@ def test_budget_split_samples_like_one_call(qwen3, sampler):
     assert b.stats["splits"] == 2 and b.group.tolist() == [0, 0, 1, 1, 2, 2, 3, 3]
     _same(one2, b)
     with _set(sampler, memory_budget=1024), pytest.raises(ValueError, match="sampler_memory_gb"):
+        sampler.generate(params, prompts, sp)
+    # a row floor (8 rows: every call pads to 8) still splits: the parts use buckets.split (the
+    # sizes without the floor), so a 4-prompt part takes 4 rows; without it a part padded back to
+    # 8 rows needs the whole call's memory and nothing fits
+    floored = Buckets(batch=(8, 16), split=Buckets().batch)
+    with _set(sampler, memory_budget=half, buckets=floored) as split:
+        assert split._budget_split(prompts, sp, 0, params) == [(0, 4), (4, 8)]
+        b = split.generate(params, prompts, sp, seed=1, step=4)
+        assert split.buckets is floored
+    assert b.stats["splits"] == 2 and b.stats["batch"] == 8
+    _same(one[0], b)
+    with _set(sampler, memory_budget=half, buckets=Buckets(batch=(8, 16))), \
+            pytest.raises(ValueError, match="sampler_memory_gb"):
         sampler.generate(params, prompts, sp)
 
 

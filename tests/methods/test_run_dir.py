@@ -62,7 +62,8 @@ def test_changed_keys_rules():
     assert not run_dir.may_change("rl.clip_eps", new) and not run_dir.may_change("objective", new)
     # play-throughput keys sample the same episodes: a resume may change them
     assert all(run_dir.may_change(k, new) for k in ("rollout.overlap", "rollout.prefetch_resets",
-                                                   "model.batch_buckets", "model.prompt_buckets"))
+                                                   "model.batch_buckets", "model.prompt_buckets",
+                                                   "model.batch_floor", "model.prefill_floor"))
     assert not run_dir.may_change("rollout.top_k", new)
     # a key on one side only (code gained a setting) is not a change
     assert run_dir.config_changes({"a": 1, "b": [1, 2]}, {"a": 1, "b": [1, 2], "c": 3}) == {}

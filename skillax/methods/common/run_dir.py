@@ -41,6 +41,7 @@ MAY_CHANGE = (
     # play throughput: the same samples (per-(turn, episode) keys; padded rows never sample; a
     # reset depends on its task only), up to the numerics of other kernel shapes
     "rollout.overlap", "rollout.prefetch_resets", "model.batch_buckets", "model.prompt_buckets",
+    "model.batch_floor", "model.prefill_floor",
 )
 
 

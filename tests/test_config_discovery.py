@@ -118,6 +118,16 @@ def test_skill1_batch_floor_follows_a_command_line_step_size():
     assert (shown["model.batch_floor"], shown["model.prefill_floor"]) == ("0", "0")
 
 
+def test_show_applies_the_released_code_preset():
+    """--config.mode=show prints what a released_code run uses: the preset where the config
+    leaves Skill1's default, an explicit override where one is given."""
+    p, _ = cli("--config", "configs/skill1_alfworld_learning.py", "--config.mode=show",
+               "--config.objective=released_code", "--config.rl.kl_coef=0.05")
+    assert p.returncode == 0, p.stderr[-2000:]
+    shown = {ln.split(" = ")[0]: ln.split(" = ")[1].split("  #")[0] for ln in p.stdout.splitlines()[1:]}
+    assert (shown["rl.kl_coef"], shown["rollout.top_k"], shown["play.invalid_penalty"]) == ("0.05", "3", "0.1")
+
+
 def test_show_help_from_method_docstrings():
     cfg = load_config_file("configs/skillos_tiny.py")
     out = show.lines(cfg, "configs/skillos_tiny.py")

@@ -503,7 +503,7 @@ def test_learning_sh_rc_seeds_plan_and_the_wait_follows_the_launched_arms(tmp_pa
         return subprocess.run(["bash", "benchmarks/device/learning.sh", part, *args], cwd=repo, env=full,
                               capture_output=True, text=True, timeout=60)
 
-    plan = sh("plan", SKILL1_RC_SEEDS="0 1", SKILL1_EXTRA="--config.train.lr=1e-5")
+    plan = sh("plan", SKILL1_RC_SEEDS="0 1", SKILL1_EXTRA="--config.train.lr=1e-5 --config.rl.kl_coef=0.05")
     assert plan.returncode == 0, plan.stdout + plan.stderr
     arms = {line.split()[0]: line for line in plan.stdout.splitlines()}
     assert list(arms) == ["skill1_sft_s0", "skill1_grpo_rc_s0", "skill1_sft_s1", "skill1_grpo_rc_s1"]
@@ -514,6 +514,9 @@ def test_learning_sh_rc_seeds_plan_and_the_wait_follows_the_launched_arms(tmp_pa
         assert "--config.steps=0" in sft and f"save_dir={L}/ws/skill1_s{k} " in sft
         assert f"load_dir={L}/ws/skill1_s{k} " in rc and "--config.objective=released_code" in rc
         assert "--config.ablation=no_library" in rc and "--config.train.lr=1e-5" in rc
+        # the rc arms' KL is pinned after SKILL1_EXTRA (the last override wins): campaign 17's 0.01
+        assert rc.index("kl_coef=0.05") < rc.index("--config.rl.kl_coef=0.01 --config.rl.kl_estimator=k3")
+        assert "kl_coef=0.05" in sft and "kl_coef=0.01" not in sft
     for env, msg in (({"SKILL1_RC": "1"}, "SKILL1_RC_SEEDS runs alone"),
                      ({"SKILL1_EXTRA": "--config.seed=2"}, "take it out of SKILL1_EXTRA"),
                      ({"SKILL1_RC_SEEDS": "0 12"}, "each seed one of 0..9")):

@@ -238,6 +238,13 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
     MEM[skill1_sftnt]=0.14
     ARMS+=("skill1_sftnt|configs/skill1_alfworld_learning.py|--config.steps=0 --config.warmstart.save_dir=$L/ws/skill1nt --config.play.think=False --config.play.require_think=False --config.env.workers=3 $X")
   fi
+  # RC_PIN: the released-code arms' KL, pinned after SKILL1_EXTRA (the last override wins). Until
+  # session 28 the objective's preset overwrote any value, so campaign 17's rc arm trained with k3
+  # KL 0.01 although SKILL1_EXTRA asked for 0.05; an explicit value wins now
+  # (skillax/config_preset.py), and the pin keeps every rc arm on campaign 17's 0.01 so that seeds
+  # pool. K = 3 and the 0.1 invalid penalty still come from the preset (the config leaves them at
+  # Skill1's defaults; a run prints each preset key it set or kept).
+  RC_PIN="--config.rl.kl_coef=0.01 --config.rl.kl_estimator=k3"
   # SKILL1_RC=1 (session 24, campaign 17): skill1_grpo_rc, the GRPO arm (no library) trained with
   # --config.objective=released_code (Skill1's public code: every turn a step sample, 10 x won, 0.1
   # off per format-invalid step, k3 KL 0.01; methods/skill1/objectives.py) from the same warm start.
@@ -249,7 +256,7 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
       echo "SKILL1_RC=1 runs with the base arms only (GRPO's share beside them)"; exit 2
     fi
     MEM[skill1_grpo_rc]=${MEM[skill1_grpo]}
-    ARMS+=("skill1_grpo_rc|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.objective=released_code --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 $X")
+    ARMS+=("skill1_grpo_rc|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.objective=released_code --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 $X $RC_PIN")
   fi
   # SKILL1_FULL_RC=1 (session 27): skill1_full_rc, the full arm (library: query, rerank, use, distil)
   # trained with --config.objective=released_code (step samples for query, rank and play; distil
@@ -263,7 +270,7 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
       echo "SKILL1_FULL_RC=1 runs with the base arms only (the full arm's share beside them)"; exit 2
     fi
     MEM[skill1_full_rc]=${MEM[skill1_full]}
-    ARMS+=("skill1_full_rc|configs/skill1_alfworld_learning.py|--config.objective=released_code --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 $X")
+    ARMS+=("skill1_full_rc|configs/skill1_alfworld_learning.py|--config.objective=released_code --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 $X $RC_PIN")
   fi
   # SKILL1_TRAJ=1 (session 26): skill1_grpo_traj, the GRPO arm (no library) under the paper objective
   # with rl.util_weighting=trajectory (each episode counts once in the util token mean; campaign 17's
@@ -298,7 +305,7 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
       case $k in [0-9]) ;; *) echo "SKILL1_RC_SEEDS=$SKILL1_RC_SEEDS: each seed one of 0..9"; exit 2;; esac
       MEM[skill1_sft_s$k]=0.14; MEM[skill1_grpo_rc_s$k]=0.30
       ARMS+=("skill1_sft_s$k|configs/skill1_alfworld_learning.py|--config.steps=0 --config.seed=$k --config.warmstart.save_dir=$L/ws/skill1_s$k --config.env.workers=4 $X"
-             "skill1_grpo_rc_s$k|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.objective=released_code --config.seed=$k --config.warmstart.load_dir=$L/ws/skill1_s$k --config.warmstart.wait_s=900 --config.env.workers=5 $X")
+             "skill1_grpo_rc_s$k|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.objective=released_code --config.seed=$k --config.warmstart.load_dir=$L/ws/skill1_s$k --config.warmstart.wait_s=900 --config.env.workers=5 $X $RC_PIN")
     done
   fi
   # SKILL1_SEEDS="1 2": a grpo and a full arm per extra seed k in 1..9 (skill1_grpo<k>,

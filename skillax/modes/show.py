@@ -43,7 +43,13 @@ def lines(cfg, config_path: str | None = None) -> list[str]:
 
 
 def run(cfg, workdir=None, config_path: str | None = None):
+    """Print the config as the run would use it: Skill1's released-code preset applied
+    (``skillax.config_preset.apply_objective_preset``)."""
     del workdir
+    if cfg.get("objective") == "released_code":
+        from skillax.config_preset import apply_objective_preset
+
+        cfg = apply_objective_preset(cfg)
     text = "\n".join(lines(cfg, config_path))
     sys.stdout.write(text + "\n")
     return text

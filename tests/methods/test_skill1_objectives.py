@@ -151,6 +151,18 @@ def test_released_code_preset_and_ablation_names():
     p = obj_lib.apply_objective_preset(c)
     assert (p.rollout.top_k, p.rl.kl_coef, p.rl.kl_estimator, p.play.invalid_penalty) == (3, 0.01, "k3", 0.1)
     assert set(obj_lib.objective_configs(p)) == {"util"}
+    # a value set away from Skill1's default wins and is logged (session 28: the preset overwrote
+    # campaign 17's rl.kl_coef=0.05 with 0.01 silently); the others still take the preset
+    from skillax.config_preset import preset_lines
+
+    c.rl.kl_coef, c.play.invalid_penalty = 0.05, 0.0
+    p = obj_lib.apply_objective_preset(c)
+    assert (p.rollout.top_k, p.rl.kl_coef, p.rl.kl_estimator, p.play.invalid_penalty) == (3, 0.05, "k3", 0.0)
+    lines = preset_lines(c)
+    assert "objective released_code: rl.kl_coef = 0.05 kept (set explicitly; the preset's value is 0.01)" in lines
+    assert "objective released_code: rollout.top_k = 3 (preset)" in lines and len(lines) == 4
+    c.objective = "paper"
+    assert preset_lines(c) == [] and obj_lib.apply_objective_preset(c).rl.kl_coef == 0.05
     c = skill1()
     r = rollout_config(c)
     assert (r.use_retrieval, r.selection, r.distil, r.distil_parse_fail) == (True, True, "policy", "zero")

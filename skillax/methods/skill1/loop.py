@@ -46,6 +46,7 @@ from skillax.compile_cache import compile_timer
 from skillax.agents.envs import env_spec
 from skillax.agents.envs.runner import EnvPool, resolve_workers
 from skillax.config_defaults import SKILL1_ABLATIONS
+from skillax.config_preset import preset_lines
 from skillax.methods.common import host_state, run_dir
 from skillax.methods.common.build_log import log_builds
 from skillax.methods.common import tasks as task_lib
@@ -234,6 +235,8 @@ def run(cfg, workdir=None):
 
 
 def _run(cfg, workdir, cleanup: contextlib.ExitStack):
+    for line in preset_lines(cfg):
+        print(line)
     cfg = obj_lib.apply_objective_preset(cfg)
     ab = ablation(cfg)
     workdir = pathlib.Path(workdir or "runs/skill1")

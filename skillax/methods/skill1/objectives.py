@@ -33,7 +33,8 @@ verl-agent). Each point and its source:
      *all step samples* of the task's G trajectories (a long trajectory weighs more);
   5. distil tokens are not trained (DESIGN.md §1.3); K = 3 (``env.skill_library.top_k=3``);
      KL loss 0.01 low-variance (``kl_loss_coef=0.01``, ``kl_loss_type=low_var_kl``) -- set by
-     :data:`RELEASED_CODE_PRESET`.
+     :data:`RELEASED_CODE_PRESET` where the config leaves Skill1's default
+     (:func:`apply_objective_preset`).
   Our reading where the code is silent: the query and rerank generations are step samples
   of their trajectory too (no penalty); a group whose samples all score the same gets
   advantage 0 (verl: a one-sample group keeps its raw score; G >= 2 never has one sample).
@@ -46,6 +47,7 @@ from typing import Sequence
 import numpy as np
 
 from skillax.methods.common.rows import Generation
+from skillax.config_preset import RELEASED_CODE_PRESET, apply_objective_preset  # noqa: F401 (re-exported)
 from skillax.methods.skill1 import rewards
 from skillax.rl.advantages import grpo_advantages
 from skillax.rl.objectives import ObjectiveConfig
@@ -54,21 +56,7 @@ OBJECTIVES = ("util", "rerank", "distil")
 RERANK_BASELINES = ("none", "batch_mean")
 UTIL_WEIGHTINGS = ("token", "trajectory")
 
-RELEASED_CODE_PRESET = {"rollout.top_k": 3, "rl.kl_coef": 0.01, "rl.kl_estimator": "k3",
-                        "play.invalid_penalty": 0.1}
 RELEASED_SUCCESS_REWARD = 10.0
-
-
-def apply_objective_preset(cfg):
-    """``objective="released_code"`` implies the public code's K = 3, k3 KL 0.01 and
-    invalid-action penalty 0.1 (module docstring). Returns an unlocked copy of ``cfg``."""
-    cfg = cfg.copy_and_resolve_references()
-    if cfg.objective == "released_code":
-        with cfg.unlocked():
-            for dotted, v in RELEASED_CODE_PRESET.items():
-                sec, key = dotted.split(".")
-                cfg[sec][key] = v
-    return cfg
 
 
 def objective_configs(cfg) -> dict[str, ObjectiveConfig]:

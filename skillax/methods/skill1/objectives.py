@@ -37,7 +37,8 @@ verl-agent). Each point and its source:
      (:func:`apply_objective_preset`).
   Our reading where the code is silent: the query and rerank generations are step samples
   of their trajectory too (no penalty); a group whose samples all score the same gets
-  advantage 0 (verl: a one-sample group keeps its raw score; G >= 2 never has one sample).
+  advantage 0, and so does a group of one sample (verl keeps its raw score; here it happens
+  only when the other rollouts of the task have no step sample, e.g. their resets failed).
 """
 
 from __future__ import annotations

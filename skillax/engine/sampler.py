@@ -304,11 +304,18 @@ class Sampler:
         for b, c in enumerate(chunks):
             if c is not None:
                 src[b] = index.setdefault(tuple(c), len(index))
-        Bp = self.buckets.pick("prefill", max(1, len(index)))
-        if Bp >= len(chunks) or len(index) == sum(c is not None for c in chunks):
-            return None   # nothing to share: every row's prompt is its own (plan() agrees)
+        Bp = self._shared_rows(len(index), sum(c is not None for c in chunks), len(chunks))
+        if not Bp:
+            return None
         uniq = [list(k) for k in index] + [None] * (Bp - len(index))
         return uniq, src
+
+    def _shared_rows(self, distinct: int, rows: int, batch: int) -> int:
+        """Rows of a shared prefill of ``distinct`` prompts behind ``rows`` real rows padded to
+        ``batch`` (``generate`` and :meth:`plan` both decide here), or 0 when sharing saves
+        nothing: every row has its own prompt, or no prefill bucket is below the batch."""
+        Bp = self.buckets.pick("prefill", max(1, distinct))
+        return Bp if Bp < batch and distinct < rows else 0
 
     def _shares(self, params) -> bool:
         return self.share_prefill and (params is None or params_mesh(params) is None)
@@ -325,9 +332,9 @@ class Sampler:
         T, n_new = self._chunk_and_new(max(len(p) for p in prompts), sp.max_new_tokens, reserve)
         S = self.buckets.cache_len(T + n_new + reserve, self.max_len)
         distinct = len({tuple(p) for p in prompts})
-        Bp = self.buckets.pick("prefill", distinct) if self._shares(params) else B
-        shared = Bp < B and distinct < N
-        Bp = Bp if shared else B
+        Bp = self._shared_rows(distinct, N, B) if self._shares(params) else 0
+        shared = Bp > 0
+        Bp = Bp or B
         attn = self._cache_attn(params) if params is not None else (
             "pallas" if self.cache_attention == "pallas" or (
                 self.cache_attention == "auto" and jax.default_backend() == "gpu") else "xla")

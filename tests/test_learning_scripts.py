@@ -270,6 +270,7 @@ def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, ca
     write("skill1_grpo_traj", "without_library", [False, True, True, True])  # SKILL1_TRAJ's trajectory weighting
     write("skill1_full_rc", "with_library", [True, True, True, False])   # SKILL1_FULL_RC's released-code full arm
     write("skill1_full_rc", "without_library", [False, False, True, True])
+    write("skill1_grpo_rc_lr", "without_library", [False, True, False, True])   # SKILL1_RC_LR's lower-lr rc arm
     assert mod.main([str(tmp_path / "runs"), "--out", str(tmp_path / "out"), "--date", "t"]) == 0
     capsys.readouterr()
     got = {x["comparison"]: x for x in map(json.loads, (tmp_path / "out/summary.jsonl").read_text().splitlines())
@@ -295,7 +296,10 @@ def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, ca
             "released-code objective, headline: full with library - GRPO w/o library": (0.0, 1, 1),
             "released-code objective, full: with - without its library": (0.25, 2, 1),
             "released-code objective, full with library - SFT only": (0.5, 2, 0),
-            "released-code objective, full without library - GRPO w/o library": (-0.25, 0, 1)}
+            "released-code objective, full without library - GRPO w/o library": (-0.25, 0, 1),
+            "GRPO w/o library, released-code objective at SKILL1_RC_LR's learning rate - SFT only": (0.25, 1, 0),
+            "released-code objective: SKILL1_RC_LR's learning rate - the campaign's, both GRPO w/o library":
+                (-0.25, 1, 2)}
     for name, (delta, arm_only, base_only) in want.items():
         line = got[name]
         assert line["delta"] == pytest.approx(delta), name
@@ -548,6 +552,33 @@ def test_learning_sh_rc_seeds_plan_and_the_wait_follows_the_launched_arms(tmp_pa
         bad = sh("plan", SKILL1_FULL_RC="1", **env)
         assert bad.returncode == 2 and ("SKILL1_FULL_RC=1 runs with the base arms only" in bad.stdout
                                         or "SKILL1_RC_SEEDS runs alone" in bad.stdout), (env, bad.stdout)
+
+    # SKILL1_RC_LR=3e-6: SKILL1_RC's arm with the RL learning rate set last (after SKILL1_EXTRA's and
+    # the KL pin), GRPO's share, base arms only; a value that is not a learning rate is refused
+    lr = sh("plan", SKILL1_RC="1", SKILL1_RC_LR="3e-6", SKIP="skill1_grpo skill1_full",
+            SKILL1_EXTRA="--config.seed=0 --config.train.lr=1e-5")
+    assert lr.returncode == 0, lr.stdout + lr.stderr
+    arms = {line.split()[0]: line for line in lr.stdout.splitlines()}
+    assert list(arms) == ["skill1_sft", "skill1_grpo_rc", "skill1_grpo_rc_lr"]
+    assert [arms[a].split()[1] for a in arms] == ["mem=0.14", "mem=0.30", "mem=0.30"]
+    rc_lr = arms["skill1_grpo_rc_lr"]
+    assert rc_lr.index("--config.train.lr=1e-5") < rc_lr.index(
+        "--config.rl.kl_coef=0.01 --config.rl.kl_estimator=k3 --config.train.lr=3e-6")
+    assert "train.lr=3e-6" not in arms["skill1_grpo_rc"] and "train.lr=3e-6" not in arms["skill1_sft"]
+    assert "--config.objective=released_code" in rc_lr and f"load_dir={L}/ws/skill1 " in rc_lr
+    # on an H100 (shares rescaled to keep their bytes) both rc arms do not fit; SKIP the 1e-5 one
+    for skip, want in (("skill1_grpo skill1_full", "a launch would refuse this plan"),
+                       ("skill1_grpo skill1_full skill1_grpo_rc", "skill1_grpo_rc_lr=0.529 (sum 0.776)")):
+        h100 = sh("plan", SKILL1_RC="1", SKILL1_RC_LR="3e-6", SKIP=skip, GPU_MIB="81559")
+        assert h100.returncode == 0 and want in h100.stdout, h100.stdout
+    for env, msg in (({"SKILL1_RC_LR": "abc"}, "a learning rate in (0, 1e-3)"),
+                     ({"SKILL1_RC_LR": "0"}, "a learning rate in (0, 1e-3)"),
+                     ({"SKILL1_RC_LR": "1e-3"}, "a learning rate in (0, 1e-3)"),
+                     ({"SKILL1_RC_LR": "3e-6", "SKILL1_L1Z": "1"}, "SKILL1_RC_LR runs with the base arms only"),
+                     ({"SKILL1_RC_LR": "0.01"}, "a learning rate in (0, 1e-3)"),
+                     ({"SKILL1_RC_LR": "3e-6", "SKILL1_RC_SEEDS": "0"}, "SKILL1_RC_LR runs with the base arms only")):
+        bad = sh("plan", **env)
+        assert bad.returncode == 2 and msg in bad.stdout, (env, bad.stdout)
 
     # no $L/arms yet: the status names the arms this environment would start
     before = sh("deadline", "1", SKILL1_RC_SEEDS="2")

@@ -258,6 +258,23 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
     MEM[skill1_grpo_rc]=${MEM[skill1_grpo]}
     ARMS+=("skill1_grpo_rc|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.objective=released_code --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 $X $RC_PIN")
   fi
+  # SKILL1_RC_LR=3e-6 (session 29, campaign 19): skill1_grpo_rc_lr, SKILL1_RC's arm with the RL
+  # learning rate given here (after SKILL1_EXTRA and the KL pin: the last override wins; the SFT
+  # warm start uses sft.lr, so it is the same for both). Campaign 18 (reduced, seed 0) moved as far
+  # from the warm start as seed 2's rc arm (util KL 0.03 -> ~0.14 over 25 steps in both) and lost
+  # 0.216 held out where seed 2 gained 0.157: at lr 1e-5 a 25-step run's direction is a seed's
+  # draw. GRPO's share, 5 environment workers; base arms only (with SKILL1_RC=1 beside it on an
+  # H200: 0.14 + 0.30 + 0.30; on an H100, SKIP skill1_grpo_rc).
+  if [ -n "${SKILL1_RC_LR:-}" ]; then
+    if [ "${SKILL1_L1Z:-0}" = 1 ] || [ "${SKILL1_UTIL:-0}" = 1 ] || [ -n "${SKILL1_SEEDS:-}" ] || [ "${SKILL1_BOUND:-0}" = 1 ] \
+       || [ -n "${SKILL1_RC_SEEDS:-}" ]; then
+      echo "SKILL1_RC_LR runs with the base arms only (GRPO's share beside them)"; exit 2
+    fi
+    awk -v x="$SKILL1_RC_LR" 'BEGIN { exit !(x ~ /^[0-9.]+([eE]-?[0-9]+)?$/ && x + 0 > 0 && x + 0 < 1e-3) }' \
+      || { echo "SKILL1_RC_LR=$SKILL1_RC_LR: a learning rate in (0, 1e-3), e.g. 3e-6"; exit 2; }
+    MEM[skill1_grpo_rc_lr]=${MEM[skill1_grpo]}
+    ARMS+=("skill1_grpo_rc_lr|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.objective=released_code --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 $X $RC_PIN --config.train.lr=$SKILL1_RC_LR")
+  fi
   # SKILL1_FULL_RC=1 (session 27): skill1_full_rc, the full arm (library: query, rerank, use, distil)
   # trained with --config.objective=released_code (step samples for query, rank and play; distil
   # runs but gets no loss, as in the public code), from the same warm start: issue 18's headline

@@ -92,6 +92,11 @@ COMPARISONS = [
      "released-code objective - paper objective, both GRPO w/o library"),
     ("skill1", "skill1_sft", "without_library", "skill1_grpo_rc", "without_library",
      "GRPO w/o library, released-code objective - SFT only"),
+    # learning.sh SKILL1_RC_LR (campaign 19): SKILL1_RC's arm at another RL learning rate
+    ("skill1", "skill1_sft", "without_library", "skill1_grpo_rc_lr", "without_library",
+     "GRPO w/o library, released-code objective at SKILL1_RC_LR's learning rate - SFT only"),
+    ("skill1", "skill1_grpo_rc", "without_library", "skill1_grpo_rc_lr", "without_library",
+     "released-code objective: SKILL1_RC_LR's learning rate - the campaign's, both GRPO w/o library"),
     # learning.sh SKILL1_FULL_RC=1 (session 27): the full arm under the released code's objective,
     # paired with SKILL1_RC's GRPO arm (issue 18's headline under that objective)
     ("skill1", "skill1_grpo_rc", "without_library", "skill1_full_rc", "with_library",

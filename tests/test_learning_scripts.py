@@ -271,6 +271,7 @@ def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, ca
     write("skill1_full_rc", "with_library", [True, True, True, False])   # SKILL1_FULL_RC's released-code full arm
     write("skill1_full_rc", "without_library", [False, False, True, True])
     write("skill1_grpo_rc_lr", "without_library", [False, True, False, True])   # SKILL1_RC_LR's lower-lr rc arm
+    write("skill1_grpo_rc_b", "without_library", [True, True, True, True])   # SKILL1_RC_BATCH's 16 x 8 rc arm
     assert mod.main([str(tmp_path / "runs"), "--out", str(tmp_path / "out"), "--date", "t"]) == 0
     capsys.readouterr()
     got = {x["comparison"]: x for x in map(json.loads, (tmp_path / "out/summary.jsonl").read_text().splitlines())
@@ -299,7 +300,10 @@ def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, ca
             "released-code objective, full without library - GRPO w/o library": (-0.25, 0, 1),
             "GRPO w/o library, released-code objective at SKILL1_RC_LR's learning rate - SFT only": (0.25, 1, 0),
             "released-code objective: SKILL1_RC_LR's learning rate - the campaign's, both GRPO w/o library":
-                (-0.25, 1, 2)}
+                (-0.25, 1, 2),
+            "GRPO w/o library, released-code objective with SKILL1_RC_BATCH's episodes a step - SFT only": (0.75, 3, 0),
+            "released-code objective: SKILL1_RC_BATCH's episodes a step - the config's, both GRPO w/o library":
+                (0.25, 1, 0)}
     for name, (delta, arm_only, base_only) in want.items():
         line = got[name]
         assert line["delta"] == pytest.approx(delta), name
@@ -577,6 +581,22 @@ def test_learning_sh_rc_seeds_plan_and_the_wait_follows_the_launched_arms(tmp_pa
                      ({"SKILL1_RC_LR": "3e-6", "SKILL1_L1Z": "1"}, "SKILL1_RC_LR runs with the base arms only"),
                      ({"SKILL1_RC_LR": "0.01"}, "a learning rate in (0, 1e-3)"),
                      ({"SKILL1_RC_LR": "3e-6", "SKILL1_RC_SEEDS": "0"}, "SKILL1_RC_LR runs with the base arms only")):
+        bad = sh("plan", **env)
+        assert bad.returncode == 2 and msg in bad.stdout, (env, bad.stdout)
+
+    # SKILL1_RC_BATCH=16x8: SKILL1_RC's arm with 16 tasks x 8 rollouts a step, set last, GRPO's share,
+    # 8 environment workers; base arms only; a malformed size or a group of one is refused
+    b = sh("plan", SKILL1_RC="1", SKILL1_RC_BATCH="16x8", SKIP="skill1_grpo skill1_full", SKILL1_EXTRA="--config.seed=0")
+    assert b.returncode == 0, b.stdout + b.stderr
+    arms = {line.split()[0]: line for line in b.stdout.splitlines()}
+    assert list(arms) == ["skill1_sft", "skill1_grpo_rc", "skill1_grpo_rc_b"]
+    assert [arms[a].split()[1] for a in arms] == ["mem=0.14", "mem=0.30", "mem=0.30"]
+    assert ("--config.rl.kl_estimator=k3 --config.tasks_per_step=16 --config.group_size=8"
+            in arms["skill1_grpo_rc_b"]) and "--config.env.workers=8" in arms["skill1_grpo_rc_b"]
+    assert "tasks_per_step=16" not in arms["skill1_grpo_rc"] and "--config.objective=released_code" in arms["skill1_grpo_rc_b"]
+    for env, msg in (({"SKILL1_RC_BATCH": "16x1"}, "GRPO needs a group of >= 2"),
+                     ({"SKILL1_RC_BATCH": "16*8"}, "TASKSxGROUP, each 1..99"),
+                     ({"SKILL1_RC_BATCH": "16x8", "SKILL1_RC_SEEDS": "0"}, "SKILL1_RC_BATCH runs with the base arms only")):
         bad = sh("plan", **env)
         assert bad.returncode == 2 and msg in bad.stdout, (env, bad.stdout)
 

@@ -275,6 +275,25 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
     MEM[skill1_grpo_rc_lr]=${MEM[skill1_grpo]}
     ARMS+=("skill1_grpo_rc_lr|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.objective=released_code --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 $X $RC_PIN --config.train.lr=$SKILL1_RC_LR")
   fi
+  # SKILL1_RC_BATCH=16x8 (session 29; the lever after campaign 19's outcomes (b) and (c),
+  # PROTOCOL.md 2026-12-07 session 29): skill1_grpo_rc_b, SKILL1_RC's arm with TASKS tasks x GROUP
+  # rollouts a step (the paper's 16 x 8 = 128 episodes against the config's 8 x 4), set last. A step
+  # takes ~4x as long (environment and update scale with the episodes), so the deadline, not
+  # RL_STEPS, usually ends it: compare it at the steps it reached. GRPO's share (the sampler's
+  # memory budget splits its 128-row calls), 8 environment workers; base arms only.
+  if [ -n "${SKILL1_RC_BATCH:-}" ]; then
+    if [ "${SKILL1_L1Z:-0}" = 1 ] || [ "${SKILL1_UTIL:-0}" = 1 ] || [ -n "${SKILL1_SEEDS:-}" ] || [ "${SKILL1_BOUND:-0}" = 1 ] \
+       || [ -n "${SKILL1_RC_SEEDS:-}" ]; then
+      echo "SKILL1_RC_BATCH runs with the base arms only (GRPO's share beside them)"; exit 2
+    fi
+    case $SKILL1_RC_BATCH in
+      [1-9]x[1-9]|[1-9]x[1-9][0-9]|[1-9][0-9]x[1-9]|[1-9][0-9]x[1-9][0-9]) ;;
+      *) echo "SKILL1_RC_BATCH=$SKILL1_RC_BATCH: TASKSxGROUP, each 1..99, e.g. 16x8"; exit 2;;
+    esac
+    [ "${SKILL1_RC_BATCH#*x}" -ge 2 ] || { echo "SKILL1_RC_BATCH=$SKILL1_RC_BATCH: GRPO needs a group of >= 2"; exit 2; }
+    MEM[skill1_grpo_rc_b]=${MEM[skill1_grpo]}
+    ARMS+=("skill1_grpo_rc_b|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.objective=released_code --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=8 $X $RC_PIN --config.tasks_per_step=${SKILL1_RC_BATCH%x*} --config.group_size=${SKILL1_RC_BATCH#*x}")
+  fi
   # SKILL1_FULL_RC=1 (session 27): skill1_full_rc, the full arm (library: query, rerank, use, distil)
   # trained with --config.objective=released_code (step samples for query, rank and play; distil
   # runs but gets no loss, as in the public code), from the same warm start: issue 18's headline

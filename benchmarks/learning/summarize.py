@@ -97,6 +97,11 @@ COMPARISONS = [
      "GRPO w/o library, released-code objective at SKILL1_RC_LR's learning rate - SFT only"),
     ("skill1", "skill1_grpo_rc", "without_library", "skill1_grpo_rc_lr", "without_library",
      "released-code objective: SKILL1_RC_LR's learning rate - the campaign's, both GRPO w/o library"),
+    # learning.sh SKILL1_RC_BATCH: SKILL1_RC's arm with more episodes a step (e.g. the paper's 16 x 8)
+    ("skill1", "skill1_sft", "without_library", "skill1_grpo_rc_b", "without_library",
+     "GRPO w/o library, released-code objective with SKILL1_RC_BATCH's episodes a step - SFT only"),
+    ("skill1", "skill1_grpo_rc", "without_library", "skill1_grpo_rc_b", "without_library",
+     "released-code objective: SKILL1_RC_BATCH's episodes a step - the config's, both GRPO w/o library"),
     # learning.sh SKILL1_FULL_RC=1 (session 27): the full arm under the released code's objective,
     # paired with SKILL1_RC's GRPO arm (issue 18's headline under that objective)
     ("skill1", "skill1_grpo_rc", "without_library", "skill1_full_rc", "with_library",

@@ -575,6 +575,12 @@ def test_learning_sh_rc_seeds_plan_and_the_wait_follows_the_launched_arms(tmp_pa
                        ("skill1_grpo skill1_full skill1_grpo_rc", "skill1_grpo_rc_lr=0.529 (sum 0.776)")):
         h100 = sh("plan", SKILL1_RC="1", SKILL1_RC_LR="3e-6", SKIP=skip, GPU_MIB="81559")
         assert h100.returncode == 0 and want in h100.stdout, h100.stdout
+    # on an H200 the shares are kept, and a plan over 0.95 of the card is refused as well (the
+    # switches can add arms beside each other: here SKILL1_RC_LR's beside all three base arms)
+    h200 = sh("plan", SKILL1_RC="1", SKILL1_RC_LR="3e-6", GPU_MIB="143771")
+    assert "the shares sum to 1.360 > 0.95" in h200.stdout and "a launch would refuse" in h200.stdout, h200.stdout
+    fits = sh("plan", SKILL1_RC="1", SKILL1_RC_LR="3e-6", SKIP="skill1_grpo skill1_full", GPU_MIB="143771")
+    assert "sum" not in fits.stdout and "refuse" not in fits.stdout, fits.stdout
     for env, msg in (({"SKILL1_RC_LR": "abc"}, "a learning rate in (0, 1e-3)"),
                      ({"SKILL1_RC_LR": "0"}, "a learning rate in (0, 1e-3)"),
                      ({"SKILL1_RC_LR": "1e-3"}, "a learning rate in (0, 1e-3)"),

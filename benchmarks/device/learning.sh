@@ -251,13 +251,18 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
   # In campaigns 15 and 16h the paper objective's GRPO arm dropped the <action> tag around RL steps
   # 12-15 (118 of 134 held-out games at step 12 in 16h); this arm tests the format-scoring lever
   # against it (paired with skill1_grpo: summarize.py). GRPO's share, 5 environment workers.
-  if [ "${SKILL1_RC:-0}" = 1 ]; then
-    if [ "${SKILL1_L1Z:-0}" = 1 ] || [ "${SKILL1_UTIL:-0}" = 1 ] || [ -n "${SKILL1_SEEDS:-}" ] || [ "${SKILL1_BOUND:-0}" = 1 ]; then
-      echo "SKILL1_RC=1 runs with the base arms only (GRPO's share beside them)"; exit 2
+  # add_rc_arm NAME SWITCH WORKERS [OVERRIDES]: a released-code GRPO arm (no library) from the
+  # base warm start, GRPO's share, OVERRIDES set last; refused beside the switches that change the
+  # base arms' memory plan (SWITCH names the caller in the message).
+  add_rc_arm() {
+    if [ "${SKILL1_L1Z:-0}" = 1 ] || [ "${SKILL1_UTIL:-0}" = 1 ] || [ -n "${SKILL1_SEEDS:-}" ] || [ "${SKILL1_BOUND:-0}" = 1 ] \
+       || { [ "$2" != "SKILL1_RC=1" ] && [ -n "${SKILL1_RC_SEEDS:-}" ]; }; then
+      echo "$2 runs with the base arms only (GRPO's share beside them)"; exit 2
     fi
-    MEM[skill1_grpo_rc]=${MEM[skill1_grpo]}
-    ARMS+=("skill1_grpo_rc|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.objective=released_code --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 $X $RC_PIN")
-  fi
+    MEM[$1]=${MEM[skill1_grpo]}
+    ARMS+=("$1|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.objective=released_code --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=$3 $X $RC_PIN${4:+ $4}")
+  }
+  [ "${SKILL1_RC:-0}" = 1 ] && add_rc_arm skill1_grpo_rc SKILL1_RC=1 5
   # SKILL1_RC_LR=3e-6 (session 29, campaign 19): skill1_grpo_rc_lr, SKILL1_RC's arm with the RL
   # learning rate given here (after SKILL1_EXTRA and the KL pin: the last override wins; the SFT
   # warm start uses sft.lr, so it is the same for both). Campaign 18 (reduced, seed 0) moved as far
@@ -266,14 +271,9 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
   # draw. GRPO's share, 5 environment workers; base arms only (with SKILL1_RC=1 beside it on an
   # H200: 0.14 + 0.30 + 0.30; on an H100, SKIP skill1_grpo_rc).
   if [ -n "${SKILL1_RC_LR:-}" ]; then
-    if [ "${SKILL1_L1Z:-0}" = 1 ] || [ "${SKILL1_UTIL:-0}" = 1 ] || [ -n "${SKILL1_SEEDS:-}" ] || [ "${SKILL1_BOUND:-0}" = 1 ] \
-       || [ -n "${SKILL1_RC_SEEDS:-}" ]; then
-      echo "SKILL1_RC_LR runs with the base arms only (GRPO's share beside them)"; exit 2
-    fi
     awk -v x="$SKILL1_RC_LR" 'BEGIN { exit !(x ~ /^[0-9.]+([eE]-?[0-9]+)?$/ && x + 0 > 0 && x + 0 < 1e-3) }' \
       || { echo "SKILL1_RC_LR=$SKILL1_RC_LR: a learning rate in (0, 1e-3), e.g. 3e-6"; exit 2; }
-    MEM[skill1_grpo_rc_lr]=${MEM[skill1_grpo]}
-    ARMS+=("skill1_grpo_rc_lr|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.objective=released_code --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=5 $X $RC_PIN --config.train.lr=$SKILL1_RC_LR")
+    add_rc_arm skill1_grpo_rc_lr SKILL1_RC_LR 5 "--config.train.lr=$SKILL1_RC_LR"
   fi
   # SKILL1_RC_BATCH=16x8 (session 29; the lever after campaign 19's outcomes (b) and (c),
   # PROTOCOL.md 2026-12-07 session 29): skill1_grpo_rc_b, SKILL1_RC's arm with TASKS tasks x GROUP
@@ -282,17 +282,12 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
   # RL_STEPS, usually ends it: compare it at the steps it reached. GRPO's share (the sampler's
   # memory budget splits its 128-row calls), 8 environment workers; base arms only.
   if [ -n "${SKILL1_RC_BATCH:-}" ]; then
-    if [ "${SKILL1_L1Z:-0}" = 1 ] || [ "${SKILL1_UTIL:-0}" = 1 ] || [ -n "${SKILL1_SEEDS:-}" ] || [ "${SKILL1_BOUND:-0}" = 1 ] \
-       || [ -n "${SKILL1_RC_SEEDS:-}" ]; then
-      echo "SKILL1_RC_BATCH runs with the base arms only (GRPO's share beside them)"; exit 2
-    fi
     case $SKILL1_RC_BATCH in
       [1-9]x[1-9]|[1-9]x[1-9][0-9]|[1-9][0-9]x[1-9]|[1-9][0-9]x[1-9][0-9]) ;;
       *) echo "SKILL1_RC_BATCH=$SKILL1_RC_BATCH: TASKSxGROUP, each 1..99, e.g. 16x8"; exit 2;;
     esac
     [ "${SKILL1_RC_BATCH#*x}" -ge 2 ] || { echo "SKILL1_RC_BATCH=$SKILL1_RC_BATCH: GRPO needs a group of >= 2"; exit 2; }
-    MEM[skill1_grpo_rc_b]=${MEM[skill1_grpo]}
-    ARMS+=("skill1_grpo_rc_b|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.objective=released_code --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=8 $X $RC_PIN --config.tasks_per_step=${SKILL1_RC_BATCH%x*} --config.group_size=${SKILL1_RC_BATCH#*x}")
+    add_rc_arm skill1_grpo_rc_b SKILL1_RC_BATCH 8 "--config.tasks_per_step=${SKILL1_RC_BATCH%x*} --config.group_size=${SKILL1_RC_BATCH#*x}"
   fi
   # SKILL1_FULL_RC=1 (session 27): skill1_full_rc, the full arm (library: query, rerank, use, distil)
   # trained with --config.objective=released_code (step samples for query, rank and play; distil
@@ -392,23 +387,26 @@ selected() {   # arm $1 is started: it matches the prefix ONLY (default all) and
 
 # The GPU shares above are fractions of an H200 (143,771 MiB as nvidia-smi reports it). On a card
 # with less memory (an H100: 81,559 MiB) every share is rescaled to keep its bytes, so an arm that
-# fitted on the H200 fits the same way; a launch whose rescaled shares (the arms it starts, and the
-# served reader) sum over 0.95 is refused, naming them: SKIP arms until they fit (PROTOCOL.md says
+# fitted on the H200 fits the same way; a launch whose shares (rescaled or not: the arms it starts,
+# and the served reader) sum over 0.95 of its card is refused, naming them: SKIP arms until they fit (PROTOCOL.md says
 # which for a campaign). GPU_MIB=N stands in for the card's figure (`GPU_MIB=81559 ... plan` here).
 H200_MIB=143771
 rescale_mem() {
   local mib=${GPU_MIB:-$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits 2>/dev/null | head -n 1)}
   case $mib in ''|*[!0-9]*) return 0;; esac
-  [ "$mib" -lt $((H200_MIB - 4096)) ] || return 0
-  local k a n used="" sum
-  for k in "${!MEM[@]}"; do
-    MEM[$k]=$(awk -v s=${MEM[$k]} -v m=$mib -v h=$H200_MIB 'BEGIN { printf "%.3f", s * h / m }')
-  done
+  local k a n used="" sum what="shares"
+  if [ "$mib" -lt $((H200_MIB - 4096)) ]; then
+    for k in "${!MEM[@]}"; do
+      MEM[$k]=$(awk -v s=${MEM[$k]} -v m=$mib -v h=$H200_MIB 'BEGIN { printf "%.3f", s * h / m }')
+    done
+    what="rescaled shares"
+  fi
   for a in "${ARMS[@]}"; do n=${a%%|*}; selected $n && used="$used $n=${MEM[$n]:-0}"; done
   [ "${ARMSET:-smol}" = reader ] && used="$used server=${MEM[server]}"
   sum=$(echo "$used" | tr ' ' '\n' | awk -F= 'NF == 2 { t += $2 } END { printf "%.3f", t }')
-  echo "GPU of $mib MiB (an H200 has $H200_MIB): shares rescaled to keep their bytes:$used (sum $sum)"
-  awk -v t=$sum 'BEGIN { exit !(t > 0.95) }' && { echo "the rescaled shares sum to $sum > 0.95 of this GPU: SKIP some of:$used"; return 1; }
+  [ "$what" = shares ] || echo "GPU of $mib MiB (an H200 has $H200_MIB): shares rescaled to keep their bytes:$used (sum $sum)"
+  # on an H200 too (session 29): switches can add arms beside each other past the card
+  awk -v t=$sum 'BEGIN { exit !(t > 0.95) }' && { echo "the $what sum to $sum > 0.95 of this GPU: SKIP some of:$used"; return 1; }
   return 0
 }
 

@@ -310,6 +310,34 @@ def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, ca
         assert (line["arm_only"], line["baseline_only"], line["seed"], line["n"]) == (arm_only, base_only, 4, 4), name
 
 
+def test_summarize_marks_pairs_off_common_random_numbers(tmp_path, capsys):
+    """summarize.py writes ``crn`` per comparison: True where both arms' (seed, eval.batch_size,
+    eval.temperature) agree, False (and a printed warning) where the chunk size differs -- the
+    Skill1 evaluation keys depend on it -- and None where a config.json is missing."""
+    mod = _script("summarize")
+
+    def write(arm, wins, batch):
+        _write_eval(tmp_path / "runs" / arm, "without_library", wins)
+        if batch is not None:
+            (tmp_path / "runs" / arm / "config.json").write_text(
+                json.dumps({"seed": 0, "eval": {"batch_size": batch, "temperature": 0.4}}))
+
+    write("skill1_sft", [False, True, False, False], 140)
+    write("skill1_grpo_rc", [True, False, True, True], 140)
+    write("skill1_grpo_rc_lr", [False, True, False, True], 64)
+    write("skill1_grpo", [True, True, False, False], None)
+    assert mod.main([str(tmp_path / "runs"), "--out", str(tmp_path / "out"), "--date", "t"]) == 0
+    out = capsys.readouterr().out
+    got = {x["comparison"]: x for x in map(json.loads, (tmp_path / "out/summary.jsonl").read_text().splitlines())
+           if "comparison" in x}
+    assert got["GRPO w/o library, released-code objective - SFT only"]["crn"] is True
+    lr = "GRPO w/o library, released-code objective at SKILL1_RC_LR's learning rate - SFT only"
+    assert got[lr]["crn"] is False and got[lr]["delta"] == 0.25    # still paired by game
+    assert f"WARNING: {lr} (valid_unseen): not on common random numbers" in out
+    assert "(0, 140, 0.4) vs (0, 64, 0.4)" in out
+    assert got["GRPO w/o library - SFT only"]["crn"] is None
+
+
 def test_learning_sh_skill1_model_switch_names_the_allowed_policies(tmp_path):
     """learning.sh SKILL1_MODEL (campaign 15): "qwen" is accepted (the arm table is built and the
     status lists the Skill1 arms); another name stops with exit 2 and its message before anything

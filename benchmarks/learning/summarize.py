@@ -248,6 +248,20 @@ def arm_seed(run: pathlib.Path, default: int) -> int:
     return default
 
 
+def eval_keying(run: pathlib.Path) -> tuple | None:
+    """(seed, eval.batch_size, eval.temperature) from the arm's ``config.json``, or None where
+    the file is absent. Two arms evaluate on common random numbers only where these agree: the
+    Skill1 evaluation keys game e's turn t on a counter that advances per chunk of
+    ``eval.batch_size`` games (``skillax/methods/skill1/evaluate.py``), so a different chunk
+    size pairs the same games under different sampling keys (still paired, no longer CRN)."""
+    p = run / "config.json"
+    if not p.exists():
+        return None
+    c = json.loads(p.read_text())
+    ev = c.get("eval") or {}
+    return (c.get("seed"), ev.get("batch_size"), ev.get("temperature"))
+
+
 def load_eval(runs: pathlib.Path) -> dict:
     """{(arm, condition, split): [EpisodeRecord]}."""
     out = {}
@@ -331,6 +345,7 @@ def main(argv=None) -> int:
     print()
     print("| method | comparison | split | n | delta [paired bootstrap 95% CI] | arm-only wins | baseline-only wins | McNemar p |")
     print("|---|---|---|---|---|---|---|---|")
+    warnings = []
     for method, ba, bc, aa, ac, name, *types in COMPARISONS:
         for split in SPLITS:
             b, x = ev.get((ba, bc, split)), ev.get((aa, ac, split))
@@ -340,13 +355,20 @@ def main(argv=None) -> int:
             if not b or not x:
                 continue
             d = paired_delta(b, x, seed=a.seed)
+            kb, kx = eval_keying(a.runs / ba), eval_keying(a.runs / aa)
+            crn = None if kb is None or kx is None else kb == kx
+            if crn is False:
+                warnings.append(f"{name} ({split}): not on common random numbers, (seed, eval.batch_size, "
+                                f"eval.temperature) {kb} vs {kx}")
             lines.append({"method": method, "comparison": name, "baseline": f"{ba}:{bc}", "arm": f"{aa}:{ac}",
                           "seed": seeds[aa], "split": split, "n": d["n"], "delta": d["delta"],
                           "delta_ci95": d["delta_ci95"], "arm_only": d["arm_only"],
-                          "baseline_only": d["baseline_only"], "mcnemar_p": d["mcnemar_p"], "command": this,
+                          "baseline_only": d["baseline_only"], "mcnemar_p": d["mcnemar_p"], "crn": crn, "command": this,
                           "date": a.date})
             print(f"| {method} | {name} | {split} | {d['n']} | {d['delta']:+.3f} [{d['delta_ci95'][0]:+.3f}, "
                   f"{d['delta_ci95'][1]:+.3f}] | {d['arm_only']} | {d['baseline_only']} | {d['mcnemar_p']:.3f} |")
+    for w in warnings:
+        print(f"\nWARNING: {w}")
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "summary.jsonl").write_text("".join(json.dumps(x, sort_keys=True) + "\n" for x in lines))
     for method in CURVES:

@@ -311,20 +311,20 @@ def test_summarize_reads_the_lambda1_zero_arm_against_grpo_and_full(tmp_path, ca
 
 
 def test_summarize_marks_pairs_off_common_random_numbers(tmp_path, capsys):
-    """summarize.py writes ``crn`` per comparison: True where both arms' (seed, eval.batch_size,
-    eval.temperature) agree, False (and a printed warning) where the chunk size differs -- the
-    Skill1 evaluation keys depend on it -- and None where a config.json is missing."""
+    """summarize.py writes ``crn`` per comparison: True where both arms' (seed, eval.temperature)
+    agree (the chunk size, eval.batch_size, does not matter), False (and a printed warning) where
+    the temperature differs, and None where a config.json is missing."""
     mod = _script("summarize")
 
-    def write(arm, wins, batch):
+    def write(arm, wins, batch, temperature=0.4):
         _write_eval(tmp_path / "runs" / arm, "without_library", wins)
         if batch is not None:
             (tmp_path / "runs" / arm / "config.json").write_text(
-                json.dumps({"seed": 0, "eval": {"batch_size": batch, "temperature": 0.4}}))
+                json.dumps({"seed": 0, "eval": {"batch_size": batch, "temperature": temperature}}))
 
     write("skill1_sft", [False, True, False, False], 140)
-    write("skill1_grpo_rc", [True, False, True, True], 140)
-    write("skill1_grpo_rc_lr", [False, True, False, True], 64)
+    write("skill1_grpo_rc", [True, False, True, True], 64)
+    write("skill1_grpo_rc_lr", [False, True, False, True], 140, temperature=0.7)
     write("skill1_grpo", [True, True, False, False], None)
     assert mod.main([str(tmp_path / "runs"), "--out", str(tmp_path / "out"), "--date", "t"]) == 0
     out = capsys.readouterr().out
@@ -334,7 +334,7 @@ def test_summarize_marks_pairs_off_common_random_numbers(tmp_path, capsys):
     lr = "GRPO w/o library, released-code objective at SKILL1_RC_LR's learning rate - SFT only"
     assert got[lr]["crn"] is False and got[lr]["delta"] == 0.25    # still paired by game
     assert f"WARNING: {lr} (valid_unseen): not on common random numbers" in out
-    assert "(0, 140, 0.4) vs (0, 64, 0.4)" in out
+    assert "(0, 0.4) vs (0, 0.7)" in out
     assert got["GRPO w/o library - SFT only"]["crn"] is None
 
 

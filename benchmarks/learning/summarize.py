@@ -249,17 +249,17 @@ def arm_seed(run: pathlib.Path, default: int) -> int:
 
 
 def eval_keying(run: pathlib.Path) -> tuple | None:
-    """(seed, eval.batch_size, eval.temperature) from the arm's ``config.json``, or None where
-    the file is absent. Two arms evaluate on common random numbers only where these agree: the
-    Skill1 evaluation keys game e's turn t on a counter that advances per chunk of
-    ``eval.batch_size`` games (``skillax/methods/skill1/evaluate.py``), so a different chunk
-    size pairs the same games under different sampling keys (still paired, no longer CRN)."""
+    """(seed, eval.temperature) from the arm's ``config.json``, or None where the file is absent.
+    Two arms evaluate on common random numbers only where these agree (the evaluation keys
+    game e's turn t on the seed, a private counter and e: ARCHITECTURE.md, "Sampling keys").
+    ``eval.batch_size`` no longer matters: Skill1's evaluation keyed a later chunk's games on
+    other words until 2026-12-07 (``skillax/methods/skill1/evaluate.py``), and every recorded
+    campaign evaluated its split in one chunk (``eval.batch_size`` 140 >= 134 games)."""
     p = run / "config.json"
     if not p.exists():
         return None
     c = json.loads(p.read_text())
-    ev = c.get("eval") or {}
-    return (c.get("seed"), ev.get("batch_size"), ev.get("temperature"))
+    return (c.get("seed"), (c.get("eval") or {}).get("temperature"))
 
 
 def load_eval(runs: pathlib.Path) -> dict:
@@ -358,8 +358,8 @@ def main(argv=None) -> int:
             kb, kx = eval_keying(a.runs / ba), eval_keying(a.runs / aa)
             crn = None if kb is None or kx is None else kb == kx
             if crn is False:
-                warnings.append(f"{name} ({split}): not on common random numbers, (seed, eval.batch_size, "
-                                f"eval.temperature) {kb} vs {kx}")
+                warnings.append(f"{name} ({split}): not on common random numbers, (seed, eval.temperature) "
+                                f"{kb} vs {kx}")
             lines.append({"method": method, "comparison": name, "baseline": f"{ba}:{bc}", "arm": f"{aa}:{ac}",
                           "seed": seeds[aa], "split": split, "n": d["n"], "delta": d["delta"],
                           "delta_ci95": d["delta_ci95"], "arm_only": d["arm_only"],

@@ -176,3 +176,52 @@ def test_evaluation_stream_starts_at_the_offset(model):
     ex = Executor(PolicyChat(_policy(model, counter), 512), PlayConfig(), max_steps=STEPS)
     ev = ex.evaluation_stream()
     assert ev.backend.policy.calls == EVAL_CALL_OFFSET and ev.stats is ex.stats and counter.value == 9
+
+
+# -------------------------------------------------------------------------------------------- Skill1
+def _skill1(model, conds, batch_size, counter) -> dict:
+    """Skill1's held-out evaluation (``evaluate_condition``, the library and index empty) of
+    split s1's 3 games per condition -> {condition: record dicts}."""
+    from skillax.methods.skill1.evaluate import evaluate_condition
+    from skillax.methods.skill1.rollout import RolloutConfig
+    from skillax.skills.library import SkillLibrary
+    from skillax.skills.retrieval import DenseIndex
+
+    policy = _policy(model, counter)
+    library, index = SkillLibrary(":memory:"), DenseIndex(lambda texts: None)
+    play = PlayConfig(max_admissible=2, max_obs_chars=40)
+    before = counter.value
+    out = {}
+    with EnvPool(EnvSpec(TOY, {"max_steps": STEPS}), 0, max_steps=STEPS) as pool:
+        for c in conds:
+            rcfg = RolloutConfig(query_tokens=8, action_tokens=8, max_steps=STEPS, distil="off",
+                                 use_retrieval=c == "with_library")
+            out[c] = _dicts(evaluate_condition(SPLITS["s1"], policy, library, index, pool, play, rcfg,
+                                               batch_size=batch_size))
+    assert counter.value == before                      # the training counter did not move
+    return out
+
+
+@pytest.fixture(scope="module")
+def skill1_sft(model):
+    """Both conditions, every game in one chunk, counter at 0."""
+    return _skill1(model, ("with_library", "without_library"), 0, CallCounter(0))
+
+
+def test_skill1_eval_samples_each_game_and_aligns_the_conditions(skill1_sft):
+    firsts = [r["first_response"] for r in skill1_sft["without_library"]]
+    assert len(set(firsts)) == len(firsts)            # every game samples its own text
+    # an empty library: with_library's play prompt is without_library's and its turns key on
+    # the same words (the selection words are skipped without retrieval), so the same episodes
+    play = ("won", "steps", "invalid_actions", "first_response")
+    assert [{k: r[k] for k in play} for r in skill1_sft["with_library"]] == \
+        [{k: r[k] for k in play} for r in skill1_sft["without_library"]]
+
+
+def test_skill1_eval_ignores_the_training_counter_and_the_chunking(skill1_sft, model):
+    """(a) after 37 training words, (b) in chunks of 2 (the games 0-1 and 2) and of 1, with
+    without_library alone: the same episodes. Before 2026-12-07 a later chunk's games keyed
+    on other words and episode indices."""
+    for batch_size, counter in ((0, 37), (2, 5), (1, 0)):
+        again = _skill1(model, ("without_library",), batch_size, CallCounter(counter))
+        assert again["without_library"] == skill1_sft["without_library"], batch_size

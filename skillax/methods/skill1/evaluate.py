@@ -37,21 +37,24 @@ def evaluate_condition(tasks: Sequence, policy, library, index, pool, play_cfg, 
     chunk (``collectives.share``; the same sampling keys as one process plays them with) and
     every process gets all records, in task order.
 
-    Sampling keys: the pass draws from ``policy.evaluation_stream()`` (a fresh counter, the
-    training counter untouched), and a condition without selection words skips them, so game
-    e's play turn t keys on the same word in every pass, condition and arm of one seed with the
-    same ``batch_size`` (common random numbers for the paired comparisons)."""
+    Sampling keys: every chunk draws from a fresh ``policy.evaluation_stream()`` (a private
+    counter from ``EVAL_CALL_OFFSET``, the training counter untouched), its episodes carry their
+    index in ``tasks`` (``offset``), and a condition without selection words skips them, so game
+    e's play turn t keys on (the same word, e) in every pass, condition, arm and chunk size of
+    one seed (common random numbers for the paired comparisons). One chunk (``batch_size`` >=
+    ``len(tasks)`` or 0) keys exactly as before 2026-12-07; before then a chunk size below the
+    split's games keyed a later chunk's game on another word and episode index."""
     rcfg = dataclasses.replace(rollout_cfg, distil="off")
-    policy = policy.evaluation_stream()
     skip = SELECTION_WORDS - words_before_play(rcfg)    # play words line up across conditions
     n = int(batch_size) if int(batch_size) > 0 else max(len(tasks), 1)
     records = []
     for c in range(0, len(tasks), n):
         chunk = list(tasks[c:c + n])
         lo, hi = collectives.share(len(chunk))          # several processes: this one's block
+        stream = policy.evaluation_stream()             # the same words for every chunk
         if skip:
-            policy.reserve_calls(skip)
-        eps = rollout(chunk[lo:hi], 1, policy, library, index, pool, play_cfg, rcfg, offset=lo)
+            stream.reserve_calls(skip)
+        eps = rollout(chunk[lo:hi], 1, stream, library, index, pool, play_cfg, rcfg, offset=c + lo)
         records += collectives.concat(collectives.allgather_objects([episode_record(ep) for ep in eps]))
     return records
 

@@ -698,3 +698,23 @@ def test_summarize_and_heldout_curve_pair_each_rc_seed_with_its_own_sft_arm(tmp_
     # seed 1's SFT won all 4: step 6 (2 won) is -0.5 from it, the final (3 won) -0.25
     assert got == [("skill1_grpo_rc_s1", "6", "skill1_sft_s1", pytest.approx(-0.5)),
                    ("skill1_grpo_rc_s1", "final", "skill1_sft_s1", pytest.approx(-0.25))]
+
+
+def test_learning_sh_wait_on_a_machine_without_a_launch_says_so_at_once(tmp_path):
+    """A wait / collect call that finds no launch ($L/arms absent: the machine was released
+    between calls and came back bare) exits 3 with a message at once, instead of sleeping its
+    seconds and listing the arms at 0 steps (session 30)."""
+    import os
+    import pathlib
+    import subprocess
+    import time
+
+    repo = pathlib.Path(__file__).resolve().parents[1]
+    env = {**os.environ, "DRY": "1", "DRY_MODEL": str(tmp_path / "unused"), "ARMSET": "skill1",
+           "L": str(tmp_path / "L"), "OUT": str(tmp_path / "out")}
+    for part in ("wait", "collect"):
+        t0 = time.monotonic()
+        r = subprocess.run(["bash", "benchmarks/device/learning.sh", part, "300"], cwd=repo, env=env,
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 3 and "NO LAUNCH ON THIS MACHINE" in r.stdout, r.stdout + r.stderr
+        assert time.monotonic() - t0 < 30

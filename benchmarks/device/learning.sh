@@ -6,8 +6,12 @@
 # Run each call as `bash benchmarks/device/learning.sh ... > /tmp/x.txt 2>&1; tail ... /tmp/x.txt`:
 # piping the script into `tail` waits on the detached processes' inherited pipe until the limit.
 #   bash benchmarks/device/learning.sh kit              calls 1-2 (carry .dk1, then .dk2): copy the kit
-#   bash benchmarks/device/learning.sh launch LEFT_S    call 3 (carry .dk3): start every arm; LEFT_S =
+#   bash benchmarks/device/learning.sh launch LEFT_S [SLEEP_S]  call 3 (carry .dk3): start every arm; LEFT_S =
 #                                                       device seconds left in the lease (RL deadline);
+#                                                       then sleep SLEEP_S (default 240) in the same call.
+#                                                       The machine is released 30 s after a call ends:
+#                                                       make the next call (wait) at once, nothing between
+#                                                       (session 30 lost a launched campaign that way);
 #                                                       PREFETCH=N first plans the uncached train games
 #                                                       on N processes (once for all arms)
 #   bash benchmarks/device/learning.sh wait SECONDS     sleep (until all arms end or SECONDS pass),
@@ -531,6 +535,10 @@ elif [ "$part" = launch ]; then
   done
   sleep ${3:-240}; status; snapshot
 elif [ "$part" = wait ] || [ "$part" = collect ]; then
+  # no launch on this machine: it was released (idle > 30 s between calls) and came back bare,
+  # and the arms died with the old one (session 30: a wait found a fresh machine, slept its 480 s
+  # and listed three arms at 0 steps). Say so at once, without sleeping.
+  [ -f $L/arms ] || { echo "NO LAUNCH ON THIS MACHINE ($L/arms absent): it was released between calls and came back bare; the arms are gone"; exit 3; }
   t_end=$(( $(date +%s) + ${2:-500} ))
   while [ $(date +%s) -lt $t_end ] && ! all_done; do
     sleep 20

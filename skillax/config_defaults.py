@@ -46,6 +46,12 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
       (``engine.buckets.prompt_buckets``): "fine" (16, 24, 32, 48, ...; the default) | "coarse"
       (powers of two: fewer programs built as agent histories grow, up to 2x prefill padding)
       | "512,1024,...".
+    precompile: build the sampling programs a method's RL step can reach before step 0
+      (``engine.precompile``; Skill1: ``methods.skill1.precompile.stage_calls``), so no call builds
+      one late in a timed step (8-15 s each on the H200, ``benchmarks/results/rl_loop.md``): "auto"
+      (the default: on GPU / TPU, off on CPU, where tests and runs would pay for programs they
+      may never run) | True | False. Same samples either way; metrics ``compile/precompiled``
+      (programs built), ``compile/precompile_s`` (seconds) on the first RL step of a run.
     """
     c = ml_collections.ConfigDict()
     c.path = path
@@ -60,6 +66,7 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
     c.batch_floor = 0
     c.prefill_floor = 0
     c.prompt_buckets = "fine"
+    c.precompile = "auto"
     return c
 
 

@@ -11,7 +11,8 @@ Host side of the rollout engine (the device program is ``skillax.engine.decode``
 
 * Prompts of different lengths are left-padded into one chunk so every row's last prompt token
   sits at the same slot; positions are ``cumsum(valid) - 1`` per row.
-* Shapes are bucketed (``skillax.engine.buckets``); ``compile_count`` counts jit cache misses.
+* Shapes are bucketed (``skillax.engine.buckets``); ``compile_count`` counts jit cache misses;
+  ``precompile`` builds predicted shapes ahead of the calls (``skillax.engine.precompile``).
 * ``params`` is an argument of every call (no copy is made; pass the trainer's current tree).
 * Rows are prompt-major: row ``i * n + g`` is sample g of prompt i (``SampleOutput.group``).
 * Stop handling: ``skillax.engine.stops`` (EOS ids, stop ids, stop strings on device on
@@ -44,6 +45,7 @@ import numpy as np
 from skillax.engine import stops
 from skillax.engine.buckets import Buckets, chunk_and_new
 from skillax.engine.decode import REASONS, Programs, StepInputs
+from skillax.engine.precompile import ProgramShape
 from skillax.engine.sampling import SamplingParams, sampling_mode
 from skillax.models.kv_cache import KVCache, init_cache
 
@@ -187,6 +189,8 @@ class Sampler:
         key (batch, prefill_rows, chunk, prefill_chunk, new_bucket, cache_len, fresh, shared)
         and ``seconds`` (wall time of that call: build + first run). Which shapes a run keeps
         building late, and what each costs (``benchmarks/rl_loop.py``'s ``builds``).
+      precompiled: the same records for the programs :meth:`precompile` built (not in
+        ``builds``: a real call of such a shape builds nothing).
     """
 
     def __init__(self, cfg, tokenizer=None, max_len: int = 4096, dtype=jnp.bfloat16,
@@ -219,6 +223,7 @@ class Sampler:
         # one record per call that built a sampling program: its shape key and the call's wall
         # seconds (build + first run; benchmarks/rl_loop.py reports the builds of measured steps)
         self.builds: list[dict] = []
+        self.precompiled: list[dict] = []
         self.programs = Programs(cfg, self.dtype, self.compiler_options)
         self.default_eos = default_eos_ids(cfg, tokenizer)
         self._byte_table = None  # device (tok_bytes, tok_lens), built on first stop-string use
@@ -293,6 +298,46 @@ class Sampler:
                                        cache_attn=self._cache_attn(params),
                                        fresh=self._fresh_prefill(0), shared=prefill is not None,
                                        prefill_chunk=piece)
+
+    def precompile(self, params, shapes: Sequence[ProgramShape]) -> dict:
+        """Build the sampling program of each shape now, so that a later fresh ``generate`` call
+        of that shape (``ProgramShape.key`` = its ``builds`` key, same stop-string use and
+        sampling mode) builds nothing: each program runs once on padding rows (every row
+        inactive, the chunk all padding; a cache of the shape's rows x slots is allocated and
+        dropped) through the path a real call takes (:meth:`_run`), so it fills the same jit
+        cache. Changes no sample: a program is a function of its inputs (tested: same tokens and
+        logprobs with and without). Shapes already built cost one short run each.
+
+        Args:
+          params: the weights the real calls will pass (same tree, dtypes and placement).
+          shapes: ``engine.precompile.ProgramShape`` list (``predicted_shapes``).
+        Returns:
+          dict(programs: how many were built, shapes: len(shapes), seconds: wall time in s).
+        Raises:
+          ValueError: a shape with stop strings on a sampler without a tokenizer.
+        """
+        t0, n0 = time.perf_counter(), len(self.precompiled)
+        for shape in shapes:
+            self._precompile_one(params, shape)
+        return dict(programs=len(self.precompiled) - n0, shapes=len(shapes),
+                    seconds=round(time.perf_counter() - t0, 3))
+
+    def _precompile_one(self, params, shape: ProgramShape) -> None:
+        """Run ``shape``'s program once on padding rows; append its record to ``precompiled``
+        when it built."""
+        knobs = {"greedy": dict(temperature=0.0), "sample": {}, "truncate": dict(top_p=0.5)}[shape.mode]
+        sp = SamplingParams(max_new_tokens=1, stop_strings=("</s>",) if shape.stop_strings else (), **knobs)
+        consts = self._consts(sp)
+        B, S = shape.batch, shape.cache_len
+        cache = self.programs.new_cache(batch=B, length=S, mesh=params_mesh(params))
+        state = SamplerState(cache=cache, rows=0, index=0, next_pos=np.zeros(B, np.int32),
+                             pending=np.zeros(B, np.int32), has_pending=np.zeros(B, bool),
+                             cut_from=np.full(B, S, np.int32), turn=0, seed=0, step=0, sampling=sp)
+        prefill = ([None] * shape.prefill_rows, np.zeros(B, np.int32)) if shape.shared else None
+        x, _, _ = self._pack(state, [None] * B, sp, consts, shape.chunk, 0, 0, 0, prefill)
+        _, _, record = self._run(params, cache, x, sp, consts, shape.new_bucket, 0, shape.shared)
+        if record.pop("new"):
+            self.precompiled.append(dict(record, seconds=round(record["seconds"], 3)))
 
     def _shared_prefill(self, chunks, params):
         """(distinct prompts padded to their batch bucket, src (B,)) when a shared prefill
@@ -732,26 +777,36 @@ class Sampler:
             tok_lens=consts["tok_lens"], src=src)
         return x, next_pos, active
 
+    def _run(self, params, cache, x: StepInputs, sp: SamplingParams, consts, n_new: int, turn: int,
+             shared: bool):
+        """Run the program of ``x``'s shapes (the one static decision for ``generate``,
+        ``continue_`` and :meth:`precompile`, so a precompiled program is the one a real call
+        runs). Returns (device outputs on host, cache, record): record = the shape key of
+        ``builds`` (batch, prefill_rows, chunk, prefill_chunk, new_bucket, cache_len, fresh,
+        shared), ``seconds`` (wall time of the run, s) and ``new`` (whether it built)."""
+        B, (Bp, T), S = len(x.active), x.tokens.shape, int(cache.max_len)
+        attn = self._cache_attn(params)
+        piece = self._prefill_chunk(Bp, T, S, attn)
+        traced, fresh = self.programs.counts["run"], self._fresh_prefill(turn)
+        t0 = time.perf_counter()
+        dev, cache = self.programs.run(params, cache, x, n_new=n_new, use_stop_strings=consts["use_strings"],
+                                       mode=sampling_mode(sp), fuse=self._fuse(params), cache_attn=attn,
+                                       fresh=fresh, shared=shared, prefill_chunk=piece)
+        dev = jax.device_get(dev)
+        record = dict(batch=B, prefill_rows=Bp, chunk=T, prefill_chunk=piece or T, new_bucket=n_new,
+                      cache_len=S, fresh=fresh, shared=shared, seconds=time.perf_counter() - t0,
+                      new=self.programs.counts["run"] > traced)
+        return dev, cache, record
+
     def _call(self, params, state: SamplerState, chunks, sp: SamplingParams, consts, T: int,
               n_new: int, seed: int, step: int, turn: int, prefill=None):
         """Pack the chunk, run the program, unpack outputs and the next state."""
         B = len(chunks)
         x, next_pos, active = self._pack(state, chunks, sp, consts, T, seed, step, turn, prefill)
-        attn = self._cache_attn(params)
-        piece = self._prefill_chunk(len(x.tokens), T, state.cache.max_len, attn)
-        traced, fresh = self.programs.counts["run"], self._fresh_prefill(turn)
-        t0 = time.perf_counter()
-        dev, cache = self.programs.run(params, state.cache, x, n_new=n_new,
-                                       use_stop_strings=consts["use_strings"],
-                                       mode=sampling_mode(sp), fuse=self._fuse(params),
-                                       cache_attn=attn, fresh=fresh,
-                                       shared=prefill is not None, prefill_chunk=piece)
-        dev = jax.device_get(dev)
-        seconds = time.perf_counter() - t0
-        if self.programs.counts["run"] > traced:   # this call built a new program (one per shape key)
-            self.builds.append(dict(batch=B, prefill_rows=len(x.tokens), chunk=T, prefill_chunk=piece or T,
-                                    new_bucket=n_new, cache_len=int(state.cache.max_len), fresh=fresh,
-                                    shared=prefill is not None, seconds=round(seconds, 3)))
+        dev, cache, built = self._run(params, state.cache, x, sp, consts, n_new, turn, prefill is not None)
+        seconds, piece = built.pop("seconds"), built["prefill_chunk"]
+        if built.pop("new"):   # this call built a new program (one per shape key)
+            self.builds.append(dict(built, seconds=round(seconds, 3)))
         N, M = state.rows, sp.max_new_tokens
         toks = np.array(dev["tokens"][:, :M], np.int32)
         lps = np.array(dev["logprobs"][:, :M], np.float32)

@@ -23,7 +23,8 @@ a process samples for its own episodes without waiting for the others. Checkpoin
 orbax's multi-process save: every process writes its shards of the device state, process 0
 the host payload and files (orbax's primary host); the workdir must be one shared folder.
 
-The method loops use only: ``policy_sampler``, ``train``, ``save``, ``restore``, ``tokenizer``.
+The method loops use only: ``policy_sampler``, ``train``, ``save``, ``restore``, ``tokenizer``,
+``precompile_sampler``.
 """
 
 from __future__ import annotations
@@ -275,6 +276,22 @@ class PolicyEngine:
         get = (lambda: frozen_params) if frozen_params is not None else (lambda: self._sampler_params)
         return PolicySampler(self.sampler, self.tokenizer, get, int(self.cfg.seed), temperature,
                              counter=self._calls)
+
+    def precompile_sampler(self, stages) -> dict:
+        """Build the sampling programs of ``stages`` (``engine.precompile.StageCalls`` of a
+        method's RL step) before the loop, when ``model.precompile`` is on ("auto": on GPU /
+        TPU, off on CPU; ``engine.precompile.precompile_enabled``), with the sampler's current
+        weights (a later refresh keeps their shapes and placement, so the programs are reused).
+        Returns {} when off, else {"compile/precompiled": programs built, "compile/precompile_s":
+        wall seconds, "compile/precompile_shapes": shapes predicted}."""
+        from skillax.engine.precompile import precompile_enabled, predicted_shapes
+
+        if not precompile_enabled(self.cfg.model.get("precompile", "auto"), jax.default_backend()):
+            return {}
+        shapes = predicted_shapes(self.sampler, stages, self._sampler_params)
+        r = self.sampler.precompile(self._sampler_params, shapes)
+        return {"compile/precompiled": r["programs"], "compile/precompile_s": r["seconds"],
+                "compile/precompile_shapes": r["shapes"]}
 
     @property
     def sampler_calls(self) -> int:

@@ -42,6 +42,7 @@ MAY_CHANGE = (
     # reset depends on its task only), up to the numerics of other kernel shapes
     "rollout.overlap", "rollout.prefetch_resets", "model.batch_buckets", "model.prompt_buckets",
     "model.batch_floor", "model.prefill_floor",
+    "model.precompile",   # when programs build, not what they sample
 )
 
 

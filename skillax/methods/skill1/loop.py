@@ -57,6 +57,7 @@ from skillax.methods.common.eval_io import eval_splits, write_condition
 from skillax.methods.common.play import play_config, play_overlap
 from skillax.methods.common.rows import build_batch
 from skillax.methods.skill1 import heldout, play_log
+from skillax.methods.skill1 import precompile as pre_lib
 from skillax.methods.skill1 import objectives as obj_lib
 from skillax.methods.skill1 import prompts, sft_data
 from skillax.methods.skill1.evaluate import evaluate_condition, library_stats
@@ -288,6 +289,12 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     started = False                              # this step's resets were submitted behind the last update
     last_step_s = 0.0                            # the clock's estimate of the next step (below)
     compile_s = compile_timer()
+    # model.precompile: the step's sampling programs built now, not as play first meets them
+    pre = engine.precompile_sampler(pre_lib.stage_calls(
+        cfg, engine.tokenizer, [t.goal for t in train_tasks], pcfg, rcfg, process.count())) if start < int(cfg.steps) else {}
+    if pre:
+        print(f"precompiled {pre['compile/precompiled']} of {pre['compile/precompile_shapes']} sampling programs "
+              f"in {pre['compile/precompile_s']:.1f} s")
     try:
         for step in range(start, int(cfg.steps)):
             t0, c0 = time.perf_counter(), compile_s()
@@ -340,6 +347,8 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             m.update(play_log.invalid_reasons(eps))       # invalid/<reason>: what the format drift is
             play_log.write_samples(workdir, play_log.play_samples(eps, step))
             m.update(train_metrics)
+            m.update(pre)                                 # the first step of this process only
+            pre = {}
             if step in heldout_steps:
                 m.update(heldout.evaluate_at_step(
                     cfg, step, engine.policy_sampler(float(cfg.eval.temperature)), library, index, pool, pcfg,

@@ -1,0 +1,48 @@
+"""Skill1's predicted sampling programs (``model.precompile``) against campaign logs: every
+program a real Qwen 0.5B ALFWorld arm built (``sampler_builds.jsonl``, GPU buckets) is in the
+set ``methods.skill1.precompile.stage_calls`` predicts from the run's config.json."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import ml_collections
+import pytest
+
+from skillax.engine import Sampler
+from skillax.engine.buckets import model_buckets
+from skillax.engine.precompile import build_key, predicted_shapes
+from skillax.methods.common.play import play_config
+from skillax.methods.common import tasks as task_lib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+RUNS = ROOT / "benchmarks/results/learning"
+
+
+def _qwen():
+    """(ModelConfig, tokenizer) of the embedded Qwen2.5-Coder-0.5B, or skip when it is absent."""
+    try:
+        from skillax.models import gguf_assets, gguf_io
+        from skillax.models.registry import model_config
+        return model_config("qwen2.5-coder-0.5b"), gguf_io.load_gguf_tokenizer(gguf_assets.qwen25_coder_gguf_path())
+    except Exception as e:  # noqa: BLE001 - the asset packages are optional
+        pytest.skip(f"embedded Qwen2.5-Coder-0.5B unavailable: {e}")
+
+
+@pytest.mark.parametrize("run", ["campaign_2026-12-07/skill1_grpo_rc", "campaign_2026-12-04b/skill1_full"])
+def test_predicted_programs_cover_a_real_run(run):
+    from skillax.methods.skill1.loop import rollout_config
+    from skillax.methods.skill1.precompile import stage_calls
+
+    d = RUNS / run
+    cfg = ml_collections.ConfigDict(json.loads((d / "config.json").read_text()))
+    model_cfg, tok = _qwen()
+    try:
+        goals = [t.goal for t in task_lib.load_tasks(cfg.env, cfg.env.train_split, None)]
+    except Exception as e:  # noqa: BLE001 - ALFWorld data absent
+        pytest.skip(f"ALFWorld tasks unavailable: {e}")
+    sampler = Sampler(model_cfg, tok, max_len=int(cfg.model.max_len), buckets=model_buckets(cfg.model, "gpu"))
+    shapes = predicted_shapes(sampler, stage_calls(cfg, tok, goals, play_config(cfg), rollout_config(cfg)))
+    logged = {build_key(json.loads(x)) for x in (d / "sampler_builds.jsonl").read_text().splitlines() if x.strip()}
+    assert logged <= {s.key() for s in shapes}, sorted(logged - {s.key() for s in shapes})

@@ -46,3 +46,27 @@ def test_predicted_programs_cover_a_real_run(run):
     shapes = predicted_shapes(sampler, stage_calls(cfg, tok, goals, play_config(cfg), rollout_config(cfg)))
     logged = {build_key(json.loads(x)) for x in (d / "sampler_builds.jsonl").read_text().splitlines() if x.strip()}
     assert logged <= {s.key() for s in shapes}, sorted(logged - {s.key() for s in shapes})
+
+
+def test_engine_precompiles_only_when_switched_on(tmp_path):
+    """PolicyEngine.precompile_sampler (the Skill1 loop's call before step 0): off by default --
+    the stage list is not even built -- and on with ``model.precompile=True``: the predicted
+    programs are built with the engine's sampler weights, and the metrics say how many."""
+    from skillax.engine.precompile import StageCalls
+    from tests.methods.test_engine_updates import _engine
+
+    asked = []
+
+    def stages():
+        asked.append(1)
+        return [StageCalls("play", rows=(4, 4), distinct=(4, 4), prompt_tokens=(5, 20), max_new_tokens=8)]
+
+    off = _engine(tmp_path, "off")
+    assert off.cfg.model.precompile is False
+    assert off.precompile_sampler(stages) == {} and asked == [] and off.sampler.precompiled == []
+    on = _engine(tmp_path, "on")
+    on.cfg.model.precompile = True
+    m = on.precompile_sampler(stages)
+    assert asked == [1] and m["compile/precompiled"] == len(on.sampler.precompiled) >= 1
+    assert m["compile/precompile_shapes"] >= m["compile/precompiled"] and m["compile/precompile_s"] >= 0
+    assert on.precompile_sampler(stages)["compile/precompiled"] == 0      # built once

@@ -290,7 +290,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     last_step_s = 0.0                            # the clock's estimate of the next step (below)
     compile_s = compile_timer()
     # model.precompile: the step's sampling programs built now, not as play first meets them
-    pre = engine.precompile_sampler(pre_lib.stage_calls(
+    pre = engine.precompile_sampler(lambda: pre_lib.stage_calls(
         cfg, engine.tokenizer, [t.goal for t in train_tasks], pcfg, rcfg, process.count())) if start < int(cfg.steps) else {}
     if pre:
         print(f"precompiled {pre['compile/precompiled']} of {pre['compile/precompile_shapes']} sampling programs "

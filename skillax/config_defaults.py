@@ -49,13 +49,14 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
     precompile: build the sampling programs a method's RL step can reach before step 0
       (``engine.precompile``; Skill1: ``methods.skill1.precompile.stage_calls``), so no call builds
       one late in a timed step (8-15 s each on the H200, ``benchmarks/results/rl_loop.md``):
-      False (the default) | True | "auto" (on GPU / TPU, off on CPU). Same samples either way;
+      "false" (the default) | "true" | "auto" (on GPU / TPU, off on CPU). Same samples either way;
       metrics ``compile/precompiled`` (programs built), ``compile/precompile_s`` (seconds) on
       the first RL step of a run. Off by default (2026-12-07): the predicted prompt-length range
       is loose (an empty play prompt, 79 Qwen tokens, to every capped field filled, 1,334), so
-      the Qwen 0.5B learning config predicts 51 programs for the full arm (18 for GRPO) where
-      campaigns built ~10 (play chunks 384 / 512 / 768), ~2.3 min at ~2.7 s each against the
-      ~40 s of late builds it saves; not yet run on a GPU.
+      ``configs/skill1_alfworld_learning.py`` on Qwen2.5-Coder-0.5B with the GPU row buckets
+      ("auto") predicts 51 programs for the full arm (18 for GRPO) where campaigns built ~10
+      (play chunks 384 / 512 / 768), ~2.3 min at ~2.7 s each against the ~40 s of late builds
+      it saves; not yet run on a GPU.
     """
     c = ml_collections.ConfigDict()
     c.path = path
@@ -70,7 +71,7 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
     c.batch_floor = 0
     c.prefill_floor = 0
     c.prompt_buckets = "fine"
-    c.precompile = False
+    c.precompile = "false"   # a string, so "auto" / "true" parse from the command line
     return c
 
 

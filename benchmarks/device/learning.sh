@@ -538,7 +538,7 @@ elif [ "$part" = wait ] || [ "$part" = collect ]; then
   # no launch on this machine: it was released (idle > 30 s between calls) and came back bare,
   # and the arms died with the old one (session 30: a wait found a fresh machine, slept its 480 s
   # and listed three arms at 0 steps). Say so at once, without sleeping.
-  [ -f $L/arms ] || { echo "NO LAUNCH ON THIS MACHINE ($L/arms absent): it was released between calls and came back bare; the arms are gone"; exit 3; }
+  [ -f $L/arms ] || { echo "NO LAUNCH ON THIS MACHINE ($L/arms absent): no arm was started here -- released between calls and back bare (the arms are gone), or the launch stopped before starting any"; exit 3; }
   t_end=$(( $(date +%s) + ${2:-500} ))
   while [ $(date +%s) -lt $t_end ] && ! all_done; do
     sleep 20

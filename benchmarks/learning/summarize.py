@@ -248,18 +248,20 @@ def arm_seed(run: pathlib.Path, default: int) -> int:
     return default
 
 
-def eval_keying(run: pathlib.Path) -> tuple | None:
-    """(seed, eval.temperature) from the arm's ``config.json``, or None where the file is absent.
-    Two arms evaluate on common random numbers only where these agree (the evaluation keys
-    game e's turn t on the seed, a private counter and e: ARCHITECTURE.md, "Sampling keys").
-    ``eval.batch_size`` no longer matters: Skill1's evaluation keyed a later chunk's games on
-    other words until 2026-12-07 (``skillax/methods/skill1/evaluate.py``), and every recorded
-    campaign evaluated its split in one chunk (``eval.batch_size`` 140 >= 134 games)."""
+def eval_keying(run: pathlib.Path, default_seed: int) -> tuple | None:
+    """(seed, eval.temperature) from the arm's ``config.json`` (the seed as :func:`arm_seed`
+    reads it), or None where the file is absent. Two arms of one campaign evaluate on common
+    random numbers where these agree: the evaluation keys game e's turn t on the seed, a
+    private counter and e (ARCHITECTURE.md, "Sampling keys"). Two limits: campaigns evaluated
+    before 2026-12-06 (campaign 17's fix, PROTOCOL.md) drew from the training counter and were
+    never on common random numbers, whatever this says; and Skill1's keys depended on
+    ``eval.batch_size`` until 2026-12-07 (``skillax/methods/skill1/evaluate.py``; every
+    recorded campaign evaluated its split in one chunk, 140 >= 134 games). A different
+    ``eval.batch_size`` is still another program shape on a GPU (numerics may differ slightly)."""
     p = run / "config.json"
     if not p.exists():
         return None
-    c = json.loads(p.read_text())
-    return (c.get("seed"), (c.get("eval") or {}).get("temperature"))
+    return (arm_seed(run, default_seed), (json.loads(p.read_text()).get("eval") or {}).get("temperature"))
 
 
 def load_eval(runs: pathlib.Path) -> dict:
@@ -355,7 +357,7 @@ def main(argv=None) -> int:
             if not b or not x:
                 continue
             d = paired_delta(b, x, seed=a.seed)
-            kb, kx = eval_keying(a.runs / ba), eval_keying(a.runs / aa)
+            kb, kx = eval_keying(a.runs / ba, a.seed), eval_keying(a.runs / aa, a.seed)
             crn = None if kb is None or kx is None else kb == kx
             if crn is False:
                 warnings.append(f"{name} ({split}): not on common random numbers, (seed, eval.temperature) "

@@ -780,8 +780,9 @@ class Sampler:
     def _run(self, params, cache, x: StepInputs, sp: SamplingParams, consts, n_new: int, turn: int,
              shared: bool):
         """Run the program of ``x``'s shapes (the one static decision for ``generate``,
-        ``continue_`` and :meth:`precompile`, so a precompiled program is the one a real call
-        runs). Returns (device outputs on host, cache, record): record = the shape key of
+        ``continue_`` and :meth:`precompile`, so a precompiled program is the one a fresh
+        ``generate`` call of that shape runs; a ``continue_`` turn traces ``fresh=False`` on an
+        accelerator, another program). Returns (device outputs on host, cache, record): record = the shape key of
         ``builds`` (batch, prefill_rows, chunk, prefill_chunk, new_bucket, cache_len, fresh,
         shared), ``seconds`` (wall time of the run, s) and ``new`` (whether it built)."""
         B, (Bp, T), S = len(x.active), x.tokens.shape, int(cache.max_len)

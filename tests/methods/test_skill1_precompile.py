@@ -62,10 +62,10 @@ def test_engine_precompiles_only_when_switched_on(tmp_path):
         return [StageCalls("play", rows=(4, 4), distinct=(4, 4), prompt_tokens=(5, 20), max_new_tokens=8)]
 
     off = _engine(tmp_path, "off")
-    assert off.cfg.model.precompile is False
+    assert off.cfg.model.precompile == "false"
     assert off.precompile_sampler(stages) == {} and asked == [] and off.sampler.precompiled == []
     on = _engine(tmp_path, "on")
-    on.cfg.model.precompile = True
+    on.cfg.model.precompile = "true"
     m = on.precompile_sampler(stages)
     assert asked == [1] and m["compile/precompiled"] == len(on.sampler.precompiled) >= 1
     assert m["compile/precompile_shapes"] >= m["compile/precompiled"] and m["compile/precompile_s"] >= 0

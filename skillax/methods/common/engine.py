@@ -278,15 +278,16 @@ class PolicyEngine:
                              counter=self._calls)
 
     def precompile_sampler(self, stages) -> dict:
-        """Build the sampling programs of ``stages()`` (a callable returning the
-        ``engine.precompile.StageCalls`` of a method's RL step; called only when on) before the loop, when ``model.precompile`` is on (default False; "auto": on GPU /
-        TPU, off on CPU; ``engine.precompile.precompile_enabled``), with the sampler's current
-        weights (a later refresh keeps their shapes and placement, so the programs are reused).
+        """Build the sampling programs a method's RL step will call before the loop, when
+        ``model.precompile`` is on ("false" by default; "auto": on GPU / TPU, off on CPU;
+        ``engine.precompile.precompile_enabled``), with the sampler's current weights (a later
+        refresh keeps their shapes and placement, so the programs are reused). ``stages``: a
+        callable returning the step's ``engine.precompile.StageCalls``, called only when on.
         Returns {} when off, else {"compile/precompiled": programs built, "compile/precompile_s":
         wall seconds, "compile/precompile_shapes": shapes predicted}."""
         from skillax.engine.precompile import precompile_enabled, predicted_shapes
 
-        if not precompile_enabled(self.cfg.model.get("precompile", False), jax.default_backend()):
+        if not precompile_enabled(self.cfg.model.get("precompile", "false"), jax.default_backend()):
             return {}
         shapes = predicted_shapes(self.sampler, stages(), self._sampler_params)
         r = self.sampler.precompile(self._sampler_params, shapes)

@@ -63,6 +63,7 @@ def stage_calls(cfg, tokenizer, goals: Sequence[str], play: PlayConfig, rollout:
     G = int(cfg.group_size)
     tasks = -(-int(cfg.tasks_per_step) // max(int(processes), 1))
     E = tasks * G
+    E_lo = max(int(cfg.tasks_per_step) // max(int(processes), 1), 1) * G   # collectives.share: uneven blocks
     mode = sampling_mode(SamplingParams(temperature=float(cfg.temperature)))
     short, long_ = min(goals, key=len), max(goals, key=len)
 
@@ -73,7 +74,7 @@ def stage_calls(cfg, tokenizer, goals: Sequence[str], play: PlayConfig, rollout:
                       rollout.action_tokens, True, mode)]
     if rollout.use_retrieval and rollout.selection:
         q = [n(prompts.query_prompt(tokenizer, g)) for g in set(goals)]
-        out.append(StageCalls("query", (E, E), (1, tasks), (min(q), max(q)), rollout.query_tokens, True, mode))
+        out.append(StageCalls("query", (E_lo, E), (1, tasks), (min(q), max(q)), rollout.query_tokens, True, mode))
         lo = n(prompts.rerank_prompt(tokenizer, short, [("", "")] * 2))
         hi = n(prompts.rerank_prompt(tokenizer, long_, [(fill(HEAD_CHARS), fill(160))] * max(rollout.top_k, 2)))
         out.append(StageCalls("rerank", (1, E), (1, E), (lo, hi), rollout.rank_tokens, True, mode))
@@ -81,5 +82,5 @@ def stage_calls(cfg, tokenizer, goals: Sequence[str], play: PlayConfig, rollout:
         steps = [(fill(ACTION_CHARS), fill(prompts.OBS_CHARS))] * rollout.max_steps
         lo = n(prompts.distil_prompt(tokenizer, short, [], False, rollout.distil_prompt_chars))
         hi = n(prompts.distil_prompt(tokenizer, long_, steps, True, rollout.distil_prompt_chars))
-        out.append(StageCalls("distil", (E, E), (1, E), (lo, hi), rollout.distil_tokens, False, mode))
+        out.append(StageCalls("distil", (E_lo, E), (1, E), (lo, hi), rollout.distil_tokens, False, mode))
     return out

@@ -9,7 +9,10 @@ For every ``CAMPAIGN_DIR/<arm>/metrics.jsonl`` with RL steps (rows carrying ``st
 * step 0's seconds and XLA build seconds (``compile/build_s``), and the builds after step 0
   (sum of ``compile/builds`` and ``compile/build_s`` over steps >= 1);
 * the final KL to the reference of the util and distil objectives (``util/kl``, ``distil/kl``;
-  distil only where the arm trained distil tokens);
+  distil only where the arm trained distil tokens), and the mean util KL over the last 5 steps
+  (``kl_util_last5``: campaign 19's movement check K, PROTOCOL.md 2026-12-07 session 29);
+* where logged (since 2026-12-07, ``skillax.device_memory``): the device allocator's peak and
+  limit over the run, GiB (``peak_gb``, ``limit_gb``; JSON lines only), to size an arm's GPU share;
 * the gradient norm before clipping (``grad_norm``): step 0, the median over steps >= 1, and the
   steps above the arm's ``train.clip_norm`` (``config.json``; 1.0 when absent);
 * where the arm logged them (``rl.objective_grad_norms_every``): each objective's part of it,
@@ -99,6 +102,7 @@ def arm_shape(arm_dir: pathlib.Path, window: int = 10) -> dict | None:
         "build_s_after_step0": round(sum(float(r.get("compile/build_s", 0.0)) for r in later), 3),
         "final_kl_util": rows[-1].get("util/kl"),
         "final_kl_distil": rows[-1].get("distil/kl") if distils else None,
+        "kl_util_last5": _mean(float(r["util/kl"]) for r in rows[-5:] if "util/kl" in r),
         "clip_norm": clip,
         "grad_norm_step0": grads[0] if grads else None,
         "grad_norm_median_after": statistics.median(grads[1:]) if len(grads) > 1 else None,
@@ -107,6 +111,11 @@ def arm_shape(arm_dir: pathlib.Path, window: int = 10) -> dict | None:
         "success_last": _mean(succ[-window:]),
         "success_welch_p": welch_p(succ[:window], succ[-window:]),
     }
+    peaks = [float(r["memory/peak_gb"]) for r in rows if "memory/peak_gb" in r]
+    if peaks:
+        out["peak_gb"] = max(peaks)
+        limits = [float(r["memory/limit_gb"]) for r in rows if "memory/limit_gb" in r]
+        out["limit_gb"] = max(limits) if limits else None
     ranked = [float(r["rerank_ndcg"]) for r in rows if r.get("reranked_episodes")]
     if ranked:
         out["ndcg_first"], out["ndcg_last"] = _mean(ranked[:window]), _mean(ranked[-window:])

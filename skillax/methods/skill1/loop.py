@@ -43,6 +43,7 @@ import numpy as np
 
 from skillax import collectives, process
 from skillax.compile_cache import compile_timer
+from skillax.device_memory import peak_memory_metrics
 from skillax.agents.envs import env_spec
 from skillax.agents.envs.runner import EnvPool, resolve_workers
 from skillax.config_defaults import SKILL1_ABLATIONS
@@ -343,6 +344,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
                      "tokens_per_s_sampling": (policy.tokens_generated - g0) / max(t_sample, 1e-9),
                      "compile_count": engine.sampler.compile_count}
             times.update(log_builds(engine.sampler.builds[b0:], step, workdir))
+            times.update(peak_memory_metrics())           # memory/peak_gb: an arm's GPU share from a run
             m = step_metrics(eps, counts, library, gens, batch, times)
             m.update(play_log.invalid_reasons(eps))       # invalid/<reason>: what the format drift is
             play_log.write_samples(workdir, play_log.play_samples(eps, step))

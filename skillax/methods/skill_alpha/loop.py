@@ -13,6 +13,7 @@ import numpy as np
 
 from skillax import collectives, process
 from skillax.compile_cache import compile_timer
+from skillax.device_memory import peak_memory_metrics
 from skillax.agents.envs.runner import resolve_workers
 from skillax.methods.common import host_state, run_dir
 from skillax.methods.common import warmstart as warmstart_lib
@@ -452,6 +453,7 @@ def train(cfg, engine, st, lanes, z0, ucfg, start, workdir) -> dict:
             m["skill_rules/lane0"] = len(rules_of(lanes[0].skill).rules)
             m["time/step_s"] = time.perf_counter() - t0
             m["time/compile_s"] = compile_s() - c0
+            m.update(peak_memory_metrics())
             last_s = next_step_estimate(m["time/step_s"], m["time/compile_s"])
             writer.write(step, m)
             done += 1

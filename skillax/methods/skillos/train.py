@@ -73,6 +73,7 @@ import numpy as np
 
 from skillax import collectives, process
 from skillax.compile_cache import compile_timer
+from skillax.device_memory import peak_memory_metrics
 from skillax.agents.agent_loop import PlayConfig
 from skillax.agents.envs import env_spec
 from skillax.agents.envs.runner import EnvPool, resolve_workers
@@ -518,6 +519,7 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
                      "time/curator_s": timings["curator_s"], "time/retrieve_s": timings["retrieve_s"],
                      "time/judge_s": info["judge_s"], "time/update_s": train_metrics.pop("time/update_s", 0.0),
                      "time/step_s": time.perf_counter() - t0, "time/compile_s": compile_s() - c0}
+            times.update(peak_memory_metrics())
             m = step_metrics(rolls, info, gens, batch, adv, times, executor_stats(executor.stats))
             m["ablations"] = ",".join(labels)
             m["rl_minutes"] = clock.elapsed_s / 60.0

@@ -278,7 +278,15 @@ def bench_skill1(args) -> None:
     pool.start_workers()
     policy = engine.policy_sampler(float(cfg.temperature))
     pcfg, rcfg = play_config(cfg), rollout_config(cfg)
+    # --set model.precompile=true: the Skill1 loop's precompile before step 0 (issue 17's lever;
+    # default off), its programs and seconds in the line (`precompile`), outside setup_s
     setup_s = time.perf_counter() - t_setup
+    from skillax.methods.skill1.precompile import stage_calls
+    pre = engine.precompile_sampler(lambda: stage_calls(cfg, engine.tokenizer, [t.goal for t in train_tasks],
+                                                        pcfg, rcfg))
+    if pre:
+        print(f"precompiled {pre['compile/precompiled']} of {pre['compile/precompile_shapes']} sampling programs "
+              f"in {pre['compile/precompile_s']:.1f} s", flush=True)
 
     timer = Timer()
     t_pool = Timed(pool, timer, "environment")
@@ -396,7 +404,7 @@ def bench_skill1(args) -> None:
                  share_prefill=bool(args.share_prefill), prefetch_resets=bool(args.prefetch_resets),
                  skip_update=bool(args.skip_update), update_advantages=args.update_advantages,
                  batch_buckets=str(cfg.model.batch_buckets), batch_floor=int(cfg.model.get("batch_floor", 0)),
-                 prefill_floor=int(cfg.model.get("prefill_floor", 0)))
+                 prefill_floor=int(cfg.model.get("prefill_floor", 0)), precompile=str(cfg.model.get("precompile", "false")))
     print_split(f"skill1 {name} ({args.model}, {int(eps)} episodes, overlap {args.overlap})", phases, wall)
     emit("skill1_step", shape, round(wall, 3), "seconds/step (mean of measured steps)",
          episodes_per_s=round(eps / wall, 3), env_steps_per_s=round(steps / wall, 2),
@@ -409,6 +417,7 @@ def bench_skill1(args) -> None:
          builds_measured=[b for r in meas for b in r["builds"]],
          compiles_measured=sum(r["compiles"] for r in meas), compiles_warmup=sum(r["compiles"] for r in rows[:args.warmup]),
          peak_device_bytes=peak, device_bytes_limit=limit, setup_s=round(setup_s, 1),
+         precompile={k.split("/")[1]: v for k, v in pre.items()},
          steps_measured=len(meas), warmup=args.warmup, mean_success=statistics.fmean(r["success"] for r in meas),
          mean_env_steps=steps, cpus=os.cpu_count(), loadavg_1m=round(os.getloadavg()[0], 2),
          per_step=[{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()

@@ -57,6 +57,8 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
       ("auto") predicts 51 programs for the full arm (18 for GRPO) where campaigns built ~10
       (play chunks 384 / 512 / 768), ~2.3 min at ~2.7 s each against the ~40 s of late builds
       it saves; not yet run on a GPU.
+    precompile_max_programs: the most predicted programs ``precompile`` builds (64); more
+      raise ValueError before anything is built (``PolicyEngine.precompile_sampler``).
     """
     c = ml_collections.ConfigDict()
     c.path = path
@@ -72,6 +74,7 @@ def model(path: str = "smollm2") -> ml_collections.ConfigDict:
     c.prefill_floor = 0
     c.prompt_buckets = "fine"
     c.precompile = "false"   # a string, so "auto" / "true" parse from the command line
+    c.precompile_max_programs = 64
     return c
 
 

@@ -70,3 +70,8 @@ def test_engine_precompiles_only_when_switched_on(tmp_path):
     assert asked == [1] and m["compile/precompiled"] == len(on.sampler.precompiled) >= 1
     assert m["compile/precompile_shapes"] >= m["compile/precompiled"] and m["compile/precompile_s"] >= 0
     assert on.precompile_sampler(stages)["compile/precompiled"] == 0      # built once
+    on.cfg.model.precompile_max_programs = m["compile/precompile_shapes"] - 1
+    before = len(on.sampler.precompiled)
+    with pytest.raises(ValueError, match="exceed model.precompile_max_programs"):
+        on.precompile_sampler(stages)
+    assert len(on.sampler.precompiled) == before                         # nothing built

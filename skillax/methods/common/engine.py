@@ -284,12 +284,21 @@ class PolicyEngine:
         refresh keeps their shapes and placement, so the programs are reused). ``stages``: a
         callable returning the step's ``engine.precompile.StageCalls``, called only when on.
         Returns {} when off, else {"compile/precompiled": programs built, "compile/precompile_s":
-        wall seconds, "compile/precompile_shapes": shapes predicted}."""
+        wall seconds, "compile/precompile_shapes": shapes predicted}.
+        Raises ValueError, before anything is built, when more shapes are predicted than
+        ``model.precompile_max_programs`` (default 64): each built program stays in memory, and
+        the CPU's fine row and prompt buckets predict hundreds (186 for ``benchmarks/rl_loop.py``'s
+        Skill1 step with a tiny model: the process died of LLVM "Cannot allocate memory")."""
         from skillax.engine.precompile import precompile_enabled, predicted_shapes
 
         if not precompile_enabled(self.cfg.model.get("precompile", "false"), jax.default_backend()):
             return {}
         shapes = predicted_shapes(self.sampler, stages(), self._sampler_params)
+        cap = int(self.cfg.model.get("precompile_max_programs", 64))
+        if len(shapes) > cap:
+            raise ValueError(f"model.precompile: {len(shapes)} predicted sampling programs exceed "
+                             f"model.precompile_max_programs={cap} (coarser row / prompt buckets, e.g. "
+                             f"model.batch_buckets=auto and model.prompt_buckets=coarse, predict fewer; or raise the cap)")
         r = self.sampler.precompile(self._sampler_params, shapes)
         return {"compile/precompiled": r["programs"], "compile/precompile_s": r["seconds"],
                 "compile/precompile_shapes": r["shapes"]}

@@ -43,6 +43,7 @@ MAY_CHANGE = (
     "rollout.overlap", "rollout.prefetch_resets", "model.batch_buckets", "model.prompt_buckets",
     "model.batch_floor", "model.prefill_floor",
     "model.precompile",   # when programs build, not what they sample
+    "model.precompile_max_programs",
 )
 
 

@@ -281,12 +281,8 @@ def bench_skill1(args) -> None:
     # --set model.precompile=true: the Skill1 loop's precompile before step 0 (issue 17's lever;
     # default off), its programs and seconds in the line (`precompile`), outside setup_s
     setup_s = time.perf_counter() - t_setup
-    from skillax.methods.skill1.precompile import stage_calls
-    pre = engine.precompile_sampler(lambda: stage_calls(cfg, engine.tokenizer, [t.goal for t in train_tasks],
-                                                        pcfg, rcfg))
-    if pre:
-        print(f"precompiled {pre['compile/precompiled']} of {pre['compile/precompile_shapes']} sampling programs "
-              f"in {pre['compile/precompile_s']:.1f} s", flush=True)
+    from skillax.methods.skill1.precompile import precompile_step
+    pre = precompile_step(engine, cfg, [t.goal for t in train_tasks], pcfg, rcfg)
 
     timer = Timer()
     t_pool = Timed(pool, timer, "environment")

@@ -321,6 +321,7 @@ def main(argv=None) -> int:
     this = f"python benchmarks/learning/summarize.py {rel(a.runs)} --out {rel(a.out)} --date {a.date} --seed {a.seed}"
     ev = load_eval(a.runs)
     seeds = {arm: arm_seed(a.runs / arm, a.seed) for arm in {k[0] for k in ev}}
+    keying = {arm: eval_keying(a.runs / arm, a.seed) for arm in seeds}
     lines = []
     print("| method | arm | condition | split | n | success [95% CI] | Pick | Look | Clean | Heat | Cool | Pick2 | "
           "steps | invalid | retrieval | RL steps | RL min |")
@@ -357,7 +358,7 @@ def main(argv=None) -> int:
             if not b or not x:
                 continue
             d = paired_delta(b, x, seed=a.seed)
-            kb, kx = eval_keying(a.runs / ba, a.seed), eval_keying(a.runs / aa, a.seed)
+            kb, kx = keying[ba], keying[aa]
             crn = None if kb is None or kx is None else kb == kx
             if crn is False:
                 warnings.append(f"{name} ({split}): not on common random numbers, (seed, eval.temperature) "

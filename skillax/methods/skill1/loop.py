@@ -291,12 +291,8 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
     last_step_s = 0.0                            # the clock's estimate of the next step (below)
     compile_s = compile_timer()
     # model.precompile: the step's sampling programs built now, not as play first meets them
-    stages = lambda: pre_lib.stage_calls(cfg, engine.tokenizer, [t.goal for t in train_tasks], pcfg, rcfg,  # noqa: E731
-                                         process.count())
-    pre = engine.precompile_sampler(stages) if start < int(cfg.steps) else {}
-    if pre:
-        print(f"precompiled {pre['compile/precompiled']} of {pre['compile/precompile_shapes']} sampling programs "
-              f"in {pre['compile/precompile_s']:.1f} s")
+    pre = pre_lib.precompile_step(engine, cfg, [t.goal for t in train_tasks], pcfg, rcfg,
+                                  process.count()) if start < int(cfg.steps) else {}
     try:
         for step in range(start, int(cfg.steps)):
             t0, c0 = time.perf_counter(), compile_s()

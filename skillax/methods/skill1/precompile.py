@@ -66,21 +66,29 @@ def stage_calls(cfg, tokenizer, goals: Sequence[str], play: PlayConfig, rollout:
     E_lo = max(int(cfg.tasks_per_step) // max(int(processes), 1), 1) * G   # collectives.share: uneven blocks
     mode = sampling_mode(SamplingParams(temperature=float(cfg.temperature)))
     short, long_ = min(goals, key=len), max(goals, key=len)
-
-    def n(ids) -> int:
-        return len(ids)
-
     out = [StageCalls("play", (1, E), (1, E), play_tokens(tokenizer, goals, play, rollout.max_steps),
                       rollout.action_tokens, True, mode)]
     if rollout.use_retrieval and rollout.selection:
-        q = [n(prompts.query_prompt(tokenizer, g)) for g in set(goals)]
+        q = [len(prompts.query_prompt(tokenizer, g)) for g in set(goals)]
         out.append(StageCalls("query", (E_lo, E), (1, tasks), (min(q), max(q)), rollout.query_tokens, True, mode))
-        lo = n(prompts.rerank_prompt(tokenizer, short, [("", "")] * 2))
-        hi = n(prompts.rerank_prompt(tokenizer, long_, [(fill(HEAD_CHARS), fill(160))] * max(rollout.top_k, 2)))
+        lo = len(prompts.rerank_prompt(tokenizer, short, [("", "")] * 2))
+        hi = len(prompts.rerank_prompt(tokenizer, long_, [(fill(HEAD_CHARS), fill(160))] * max(rollout.top_k, 2)))
         out.append(StageCalls("rerank", (1, E), (1, E), (lo, hi), rollout.rank_tokens, True, mode))
     if rollout.distil == "policy":
         steps = [(fill(ACTION_CHARS), fill(prompts.OBS_CHARS))] * rollout.max_steps
-        lo = n(prompts.distil_prompt(tokenizer, short, [], False, rollout.distil_prompt_chars))
-        hi = n(prompts.distil_prompt(tokenizer, long_, steps, True, rollout.distil_prompt_chars))
+        lo = len(prompts.distil_prompt(tokenizer, short, [], False, rollout.distil_prompt_chars))
+        hi = len(prompts.distil_prompt(tokenizer, long_, steps, True, rollout.distil_prompt_chars))
         out.append(StageCalls("distil", (E_lo, E), (1, E), (lo, hi), rollout.distil_tokens, False, mode))
     return out
+
+
+def precompile_step(engine, cfg, goals: Sequence[str], play: PlayConfig, rollout: RolloutConfig,
+                    processes: int = 1) -> dict:
+    """``engine.precompile_sampler`` with this step's :func:`stage_calls` (built only when
+    ``model.precompile`` is on), one printed line when it built; returns its metrics ({} when off).
+    The Skill1 loop and ``benchmarks/rl_loop.py`` call it before their first step."""
+    pre = engine.precompile_sampler(lambda: stage_calls(cfg, engine.tokenizer, goals, play, rollout, processes))
+    if pre:
+        print(f"precompiled {pre['compile/precompiled']} of {pre['compile/precompile_shapes']} sampling programs "
+              f"in {pre['compile/precompile_s']:.1f} s", flush=True)
+    return pre

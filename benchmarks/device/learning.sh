@@ -5,8 +5,10 @@
 #
 # Run each call as `bash benchmarks/device/learning.sh ... > /tmp/x.txt 2>&1; tail ... /tmp/x.txt`:
 # piping the script into `tail` waits on the detached processes' inherited pipe until the limit.
-#   bash benchmarks/device/learning.sh kit              calls 1-2 (carry .dk1, then .dk2): copy the kit
-#   bash benchmarks/device/learning.sh launch LEFT_S [SLEEP_S]  call 3 (carry .dk3): start every arm; LEFT_S =
+#   bash benchmarks/device/learning.sh kit              one call per kit folder, each carrying ONE (.dk1, then
+#                                                       .dk2; Skill1 sets also .dk4, .dk7): copy the kit
+#                                                       (several folders in one call pass 64 MiB: refused)
+#   bash benchmarks/device/learning.sh launch LEFT_S [SLEEP_S]  next call (carry .dk3): start every arm; LEFT_S =
 #                                                       device seconds left in the lease (RL deadline);
 #                                                       then sleep SLEEP_S (default 240) in the same call.
 #                                                       The machine is released 30 s after a call ends:

@@ -17,8 +17,9 @@ sampled: the expected reward sum_a p(a | prompt) p(target | prompt, a, SEP), ave
 prompts, from the model's softmax after every update.
 
 Measured on this machine (lr 1e-3, 8 steps of 4 prompts x G = 8): 0.237 -> 0.573 (released code),
-0.237 -> 0.573 (paper, util only; the advantages differ only by the step-sample count in the GRPO
-std, sqrt(14/15), which Adam nearly cancels), 0.237 -> 0.130 with the reward flipped.
+0.237 -> 0.573 (paper, util only: here the released code's advantages are the paper's times
+sqrt(15/14), its GRPO std being over a group's 16 step samples instead of its 8 episodes, a
+scale Adam nearly cancels), 0.237 -> 0.130 with the reward flipped.
 """
 import pathlib
 

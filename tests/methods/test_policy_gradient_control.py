@@ -28,7 +28,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from skillax import config_defaults
 from skillax.agents.agent_loop import Step, Trajectory
 from skillax.agents.envs.base import Task
 from skillax.engine.sampling import SamplingParams
@@ -37,19 +36,15 @@ from skillax.methods.common.rows import Generation, build_batch
 from skillax.methods.skill1 import objectives as s1obj
 from skillax.methods.skill1.rollout import Episode
 from skillax.models import transformer
-from tests.methods.test_engine_updates import CFG, _params
+from tests.methods.test_engine_updates import CFG, _config, _params
 
 TARGET = np.arange(1, 17)          # 16 of 64 ids
 SEP = 63                           # the turn separator (never a prompt token)
 G, STEPS, LR = 8, 8, 1e-3
 
 
-def _config(objective: str):
-    c = config_defaults.base("skill1")
-    c.model.dtype, c.model.max_len = "float32", 128
-    c.train = config_defaults.train(lr=LR, total_steps=100)
-    c.train.micro_batch, c.train.length_buckets, c.train.remat = 8, (16,), False
-    c.rl = config_defaults.rl()
+def _bandit_config(objective: str):
+    c = _config(lr=LR)                                     # test_engine_updates' tiny fp32 engine, one padded update
     c.objective = objective
     c.rl.kl_coef, c.rl.kl_estimator = 0.01, "k3"          # the released code's KL (and the rc arms')
     return c
@@ -82,7 +77,7 @@ def train_bandit(tmp_path: pathlib.Path, objective: str, flip: bool = False) -> 
     and after the last (STEPS + 1 values)."""
     rng = np.random.default_rng(0)
     prompts = [[int(x) for x in rng.integers(17, SEP, 6)] for _ in range(4)]
-    cfg = _config(objective)
+    cfg = _bandit_config(objective)
     eng = PolicyEngine(_params(), CFG, None, cfg, tmp_path / f"{objective}_{flip}")
     objs = {"util": s1obj.objective_configs(cfg)["util"]}   # the play objective (no rerank / distil rows here)
     one = SamplingParams(n=1, temperature=1.0, max_new_tokens=1)

@@ -87,6 +87,9 @@ def test_skill1_loop_runs_and_restarts_after_a_crash(tmp_path, capsys):
     assert sum(m[k] for k in m if k.startswith("invalid/")) == pytest.approx(m["invalid_action_rate"])
     (samples,) = [json.loads(x) for x in (work / "play_samples.jsonl").read_text().splitlines()]
     assert samples["step"] == 0 and samples["samples"] and all("response" in s for s in samples["samples"])
+    # every task's outcome: the wins add up to the step's success_rate
+    outs = samples["outcomes"]
+    assert sum(o["won"] for o in outs) / sum(o["of"] for o in outs) == pytest.approx(m["success_rate"])
     assert set(results) >= {"with_library", "without_library", "library"}
     (key,) = [k for k in m if k.startswith("heldout/")]           # one eval split
     split = key.split("/", 1)[1]

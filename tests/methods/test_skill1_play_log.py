@@ -52,9 +52,17 @@ def test_play_samples_first_and_last_turns_of_two_tasks(tmp_path, monkeypatch):
         ("t0", 0, None, False), ("t0", 2, "missing_action_tag", False), ("t1", 0, "missing_think", True)]
     assert rec["samples"][0]["response"] == OK and rec["samples"][0]["action"] == "go to desk 1"
     assert rec["samples"][1]["action"] is None
+    # every task's outcome, hand-counted: t0 won 0 of 2 in 3 and 1 turns, t1 1 of 2 in 1 and 2
+    assert rec["outcomes"] == [{"task_id": "t0", "group": 0, "won": 0, "of": 2, "steps": 2.0},
+                               {"task_id": "t1", "group": 1, "won": 1, "of": 2, "steps": 1.5}]
+    # an episode whose environment failed (no trajectory) counts as not won, 0 turns
+    failed = Episode(index=4, group=1, task=eps[2].task)
+    assert play_log.task_outcomes(eps[2:] + [failed]) == [
+        {"task_id": "t1", "group": 1, "won": 1, "of": 3, "steps": 1.0}]
     # one task: its first episode only; no played step: no sample
     assert len(play_log.play_samples(eps[:2], 0)["samples"]) == 2
-    assert play_log.play_samples([Episode(index=0, group=0, task=None)], 0) == {"step": 0, "samples": []}
+    assert play_log.play_samples([Episode(index=0, group=0, task=None)], 0) == {
+        "step": 0, "samples": [], "outcomes": [{"task_id": None, "group": 0, "won": 0, "of": 1, "steps": 0.0}]}
 
     play_log.write_samples(tmp_path, rec)
     play_log.write_samples(tmp_path, play_log.play_samples(eps[:1], 8))

@@ -10,7 +10,10 @@ held-out success rose -- and no record showed what it wrote instead
   "action_too_long": nothing is played), each a fraction of the step's play steps, so they sum
   to ``invalid_action_rate``;
 * ``<workdir>/play_samples.jsonl``: one line per RL step with the first and last response of two
-  episodes from different tasks (ours; the raw text, the parsed action and its reason).
+  episodes from different tasks (ours; the raw text, the parsed action and its reason), and every
+  task's outcome in the step (``outcomes``: its wins of its group, so a training curve can be read
+  per task -- a step's success mixes 8 tasks of very different difficulty;
+  ``benchmarks/learning/train_trend.py``).
 """
 
 from __future__ import annotations
@@ -43,10 +46,30 @@ def invalid_reasons(episodes) -> dict[str, float]:
     return {f"invalid/{r}": c / max(n, 1) for r, c in counts.items()}
 
 
+def task_outcomes(episodes) -> list[dict]:
+    """One {"task_id", "group", "won", "of", "steps"} per task of the step, in group order: its
+    episodes won (int) of its episodes (``of``, the group size G), and their mean play turns
+    (float, 0.0 when none played). An episode without a trajectory (its environment failed)
+    counts as not won with 0 turns, as the step's ``success_rate`` counts it."""
+    groups: dict[int, list] = {}
+    for ep in episodes:
+        groups.setdefault(int(ep.group), []).append(ep)
+    out = []
+    for g in sorted(groups):
+        eps = groups[g]
+        task = next((ep.task for ep in eps if ep.task is not None), None)
+        turns = [len(ep.trajectory.steps) if ep.trajectory is not None else 0 for ep in eps]
+        out.append({"task_id": task.id if task is not None else None, "group": g,
+                    "won": sum(bool(ep.trajectory is not None and ep.trajectory.won) for ep in eps),
+                    "of": len(eps), "steps": round(sum(turns) / len(turns), 3)})
+    return out
+
+
 def play_samples(episodes, step: int) -> dict:
-    """{"step", "samples": [...]} -- the first and last play response of episode 0 and of the
-    first episode of the step's last task (one when the step has one task), each
-    {"task_id", "group", "turn", "response", "action", "invalid_reason", "won"}."""
+    """{"step", "samples": [...], "outcomes": [...]} -- the first and last play response of
+    episode 0 and of the first episode of the step's last task (one when the step has one task),
+    each {"task_id", "group", "turn", "response", "action", "invalid_reason", "won"}; and
+    :func:`task_outcomes` of all ``episodes``."""
     eps = [ep for ep in episodes if ep.trajectory is not None and ep.trajectory.steps]
     picked = []
     if eps:
@@ -61,7 +84,7 @@ def play_samples(episodes, step: int) -> dict:
             samples.append({"task_id": ep.task.id, "group": ep.group, "turn": turn, "response": st.response,
                             "action": st.action, "invalid_reason": st.invalid_reason,
                             "won": bool(ep.trajectory.won)})
-    return {"step": int(step), "samples": samples}
+    return {"step": int(step), "samples": samples, "outcomes": task_outcomes(episodes)}
 
 
 def write_samples(workdir: pathlib.Path, record: dict) -> None:

@@ -722,3 +722,84 @@ def test_learning_sh_wait_on_a_machine_without_a_launch_says_so_at_once(tmp_path
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 3 and "NO LAUNCH ON THIS MACHINE" in r.stdout, r.stdout + r.stderr
         assert time.monotonic() - t0 < 30
+
+
+def test_train_trend_linear_trend_and_pooling_hand_computed():
+    tt = _script("train_trend")
+    # y = 0, 1, 0, 1: centred steps -1.5 .. 1.5 (sum of squares 5), slope 1.0 / 5 = 0.2, change over
+    # 3 steps 0.6; residuals -0.2, 0.6, -0.6, 0.2 (RSS 0.8, 2 dof, s^2 0.4); half-width
+    # t(0.975, 2) x sqrt(0.4 / 5) x 3 = 4.302653 x 0.282843 x 3 = 3.650922
+    t = tt.linear_trend([0, 1, 0, 1])
+    assert t["change"] == pytest.approx(0.6) and t["resid_sd"] == pytest.approx(0.4 ** 0.5)
+    assert (t["lo"], t["hi"]) == pytest.approx((0.6 - 3.650922, 0.6 + 3.650922), abs=1e-5) and t["n"] == 4
+    # an exact line has a zero-width interval; a known per-step part is subtracted first
+    assert tt.linear_trend([0.1, 0.2, 0.3, 0.4])["hi"] == pytest.approx(0.3)
+    off = [0.5, -0.2, 0.3, 0.0, 0.1]
+    t = tt.linear_trend([o + 0.05 * s for s, o in enumerate(off)], off)
+    assert (t["change"], t["lo"], t["hi"]) == pytest.approx((0.2, 0.2, 0.2))
+    with pytest.raises(ValueError, match=">= 3 finite"):
+        tt.linear_trend([0.1, 0.2])
+    with pytest.raises(ValueError, match=">= 3 finite"):
+        tt.linear_trend([0.1, float("nan"), 0.2])
+    # pooled over runs: 0.1 and 0.3 -> mean 0.2, sd 0.141421, half t(0.975, 1) x 0.141421 / sqrt(2) = 1.270620
+    p = tt.pooled([0.1, 0.3])
+    assert (p["mean"], p["sd"], p["runs"]) == pytest.approx((0.2, 0.141421, 2), abs=1e-6)
+    assert (p["lo"], p["hi"]) == pytest.approx((0.2 - 1.270620, 0.2 + 1.270620), abs=1e-5)
+    assert tt.pooled([0.3]) == {"mean": 0.3, "lo": 0.3, "hi": 0.3, "sd": 0.0, "runs": 1}
+
+
+def test_train_trend_task_effects_recover_a_known_difficulty_and_slope():
+    """Noise-free steps y = a_r + b_r s + mean of the step's task effects: the effects of other
+    runs' steps come back up to a constant, and a held-out run's slope comes back exactly
+    although its raw steps mix easy and hard tasks."""
+    import numpy as np
+
+    tt = _script("train_trend")
+    rng = np.random.default_rng(0)
+    n_tasks, T = 12, 3
+    delta = rng.normal(0, 0.3, n_tasks)
+
+    def run(a, b, steps):
+        tasks = np.array([rng.permutation(n_tasks)[:T] for _ in range(steps)])
+        s = np.arange(steps) - (steps - 1) / 2
+        return {"tasks": tasks, "y": a + b * s + delta[tasks].mean(1)}
+
+    others = [run(0.5, 0.01, 20), run(0.4, -0.02, 25), run(0.6, 0.0, 30)]
+    got = tt.task_effects(others, n_tasks, ridge=1e-9)
+    assert got - got.mean() == pytest.approx(delta - delta.mean(), abs=1e-5)
+    held = run(0.3, 0.004, 16)
+    raw, adj = tt.linear_trend(held["y"]), tt.linear_trend(held["y"], got[held["tasks"]].mean(1))
+    assert adj["change"] == pytest.approx(0.004 * 15, abs=1e-5) and adj["resid_sd"] < 1e-5
+    assert raw["resid_sd"] > 0.05                    # the task draw is what the raw fit sees
+    with pytest.raises(ValueError, match="at least one other run"):
+        tt.task_effects([], n_tasks)
+
+
+def test_train_trend_replays_a_real_runs_task_stream(tmp_path):
+    """campaign_2026-12-07's rc arm (seed 0, 25 steps x 8 tasks): the replayed TaskStream gives
+    every task id its play_samples.jsonl logged (100 of 100), and a log that disagrees stops the
+    run with the step, the task and both ids named."""
+    import pathlib
+    import shutil
+
+    tt = _script("train_trend")
+    arm = tt.RESULTS / "campaign_2026-12-07/skill1_grpo_rc"
+    try:
+        got = tt.run_steps(arm, {})
+    except Exception as e:  # noqa: BLE001 - ALFWorld data absent
+        if "alfworld" not in str(e).lower():
+            raise
+        pytest.skip(f"ALFWorld tasks unavailable: {e}")
+    assert got["checked"] == 100 and got["tasks"].shape == (25, 8) and got["seed"] == 0
+    assert got["y"][0] == pytest.approx(0.59375) and got["objective"] == "released_code"
+    bad = tmp_path / "arm"
+    shutil.copytree(arm, bad, ignore=shutil.ignore_patterns("eval", "*.png"))
+    lines = (bad / "play_samples.jsonl").read_text().splitlines()
+    rec = json.loads(lines[3])
+    true_id = rec["samples"][0]["task_id"]
+    rec["samples"][0]["task_id"] = "valid_train/made_up"
+    lines[3] = json.dumps(rec)
+    (bad / "play_samples.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(ValueError, match=r"step 3 task 0 logged 'valid_train/made_up', the replayed stream gives "
+                                         + repr(true_id).replace(".", r"\.")):
+        tt.run_steps(pathlib.Path(bad), {})

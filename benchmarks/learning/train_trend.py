@@ -212,7 +212,7 @@ def pooled_by_model(rows: list[dict]) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("runs", nargs="*", type=pathlib.Path)
-    ap.add_argument("--min-steps", type=int, default=8)
+    ap.add_argument("--min-steps", type=int, default=8, help="fewer RL steps: the run is skipped (and always < 3)")
     ap.add_argument("--ridge", type=float, default=0.1)
     ap.add_argument("--out", type=pathlib.Path)
     ap.add_argument("--jsonl", type=pathlib.Path)
@@ -222,9 +222,14 @@ def main(argv=None) -> int:
     runs = []
     for d in dirs:
         try:
-            runs.append(run_steps(d, cache))
+            r = run_steps(d, cache)
         except ValueError as e:
             print(f"skipped: {e}", file=sys.stderr)
+            continue
+        if len(r["y"]) < max(3, a.min_steps):
+            print(f"skipped: {d}: {len(r['y'])} RL steps, under --min-steps {max(3, a.min_steps)}", file=sys.stderr)
+            continue
+        runs.append(r)
     if not runs:
         raise SystemExit("no Skill1 run with RL steps to read")
     rows = trends(runs, a.ridge)

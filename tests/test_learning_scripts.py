@@ -442,7 +442,8 @@ def test_run_shape_reads_steps_builds_grad_norms_and_the_success_trend(tmp_path,
                      "reranked_episodes": 0 if i == 0 else 4, "rerank_ndcg": 0.0 if i == 0 else 0.9 + i / 100,
                      "distil_parse_rate": 1.0 if i < 6 else 0.5, "rerank/tokens": 40.0, "util/tokens": 900.0,
                      "grad_norm_util": 0.1 * i, "grad_norm_rerank": 2.0, "grad_norm_distil": 0.2 * (i % 2),
-                     "memory/peak_gb": 10.0 + 0.5 * min(i, 4), "memory/limit_gb": 40.0})
+                     "memory/peak_gb": 10.0 + 0.5 * min(i, 4), "memory/limit_gb": 40.0,
+                     "groups_mixed": 0.25 if i < 6 else 0.5})
     (full / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     grpo = tmp_path / "skill1_grpo"
     grpo.mkdir()
@@ -457,6 +458,7 @@ def test_run_shape_reads_steps_builds_grad_norms_and_the_success_trend(tmp_path,
     assert s["final_kl_util"] == pytest.approx(0.011) and s["final_kl_distil"] == pytest.approx(0.022)
     assert s["kl_util_last5"] == pytest.approx(0.009)                  # steps 7-11: 0.007 ... 0.011
     assert (s["peak_gb"], s["limit_gb"]) == (12.0, 40.0)                # 10 + 0.5 x 4 from step 4 on
+    assert s["groups_mixed_mean"] == pytest.approx(0.375)                # 6 steps at 0.25, 6 at 0.5
     assert (s["grad_norm_step0"], s["steps_clipped"]) == (0.1, 5)
     assert s["grad_norm_median_after"] == 0.5
     assert (s["success_first"], s["success_last"]) == pytest.approx((0.25, 0.30))
@@ -470,6 +472,7 @@ def test_run_shape_reads_steps_builds_grad_norms_and_the_success_trend(tmp_path,
     g = rs.arm_shape(grpo, window=4)
     assert g["final_kl_distil"] is None and "distil_parse_first_half" not in g and "ndcg_first" not in g
     assert g["kl_util_last5"] == pytest.approx(0.01) and "peak_gb" not in g     # 2 steps; no memory logged
+    assert "groups_mixed_mean" not in g
     assert "grad_norm_median_after_by_objective" not in g
     assert "per objective" not in rs.table([g], 4) and rs.table([g], 4).splitlines()[1] == "|" + "---|" * 11
     assert g["success_welch_p"] is None                          # zero variance on both sides

@@ -13,6 +13,9 @@ For every ``CAMPAIGN_DIR/<arm>/metrics.jsonl`` with RL steps (rows carrying ``st
   (``kl_util_last5``: campaign 19's movement check K, PROTOCOL.md 2026-12-07 session 29);
 * where logged (since 2026-12-07, ``skillax.device_memory``): the device allocator's peak and
   limit over the run, GiB (``peak_gb``, ``limit_gb``; JSON lines only), to size an arm's GPU share;
+* where logged (since 2026-12-07 session 32): the mean over steps of ``groups_mixed``, the share
+  of a step's tasks whose episodes did not all end alike (the groups with a GRPO success signal;
+  ``groups_mixed_mean``, JSON lines only);
 * the gradient norm before clipping (``grad_norm``): step 0, the median over steps >= 1, and the
   steps above the arm's ``train.clip_norm`` (``config.json``; 1.0 when absent);
 * where the arm logged them (``rl.objective_grad_norms_every``): each objective's part of it,
@@ -111,6 +114,9 @@ def arm_shape(arm_dir: pathlib.Path, window: int = 10) -> dict | None:
         "success_last": _mean(succ[-window:]),
         "success_welch_p": welch_p(succ[:window], succ[-window:]),
     }
+    mixed = [float(r["groups_mixed"]) for r in rows if "groups_mixed" in r]
+    if mixed:
+        out["groups_mixed_mean"] = _mean(mixed)
     peaks = [float(r["memory/peak_gb"]) for r in rows if "memory/peak_gb" in r]
     if peaks:
         out["peak_gb"] = max(peaks)

@@ -90,6 +90,7 @@ def test_skill1_loop_runs_and_restarts_after_a_crash(tmp_path, capsys):
     # every task's outcome: the wins add up to the step's success_rate
     outs = samples["outcomes"]
     assert sum(o["won"] for o in outs) / sum(o["of"] for o in outs) == pytest.approx(m["success_rate"])
+    assert m["groups_mixed"] == sum(0 < o["won"] < o["of"] for o in outs) / len(outs)
     assert set(results) >= {"with_library", "without_library", "library"}
     (key,) = [k for k in m if k.startswith("heldout/")]           # one eval split
     split = key.split("/", 1)[1]

@@ -55,6 +55,10 @@ def test_play_samples_first_and_last_turns_of_two_tasks(tmp_path, monkeypatch):
     # every task's outcome, hand-counted: t0 won 0 of 2 in 3 and 1 turns, t1 1 of 2 in 1 and 2
     assert rec["outcomes"] == [{"task_id": "t0", "group": 0, "won": 0, "of": 2, "steps": 2.0},
                                {"task_id": "t1", "group": 1, "won": 1, "of": 2, "steps": 1.5}]
+    # one of the two tasks won some and lost some: half the groups carry a success signal
+    assert play_log.mixed_group_rate(rec["outcomes"]) == 0.5
+    assert play_log.mixed_group_rate([{"won": 0, "of": 4}, {"won": 4, "of": 4}, {"won": 3, "of": 4}]) == 1 / 3
+    assert play_log.mixed_group_rate([]) == 0.0
     # an episode whose environment failed (no trajectory) counts as not won, 0 turns
     failed = Episode(index=4, group=1, task=eps[2].task)
     assert play_log.task_outcomes(eps[2:] + [failed]) == [

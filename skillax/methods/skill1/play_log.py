@@ -13,7 +13,8 @@ held-out success rose -- and no record showed what it wrote instead
   episodes from different tasks (ours; the raw text, the parsed action and its reason), and every
   task's outcome in the step (``outcomes``: its wins of its group, so a training curve can be read
   per task -- a step's success mixes 8 tasks of very different difficulty;
-  ``benchmarks/learning/train_trend.py``).
+  ``benchmarks/learning/train_trend.py``), and the metric ``groups_mixed``: the share of the step's
+  tasks whose episodes did not all end alike (:func:`mixed_group_rate`).
 """
 
 from __future__ import annotations
@@ -63,6 +64,16 @@ def task_outcomes(episodes) -> list[dict]:
                     "won": sum(bool(ep.trajectory is not None and ep.trajectory.won) for ep in eps),
                     "of": len(eps), "steps": round(sum(turns) / len(turns), 3)})
     return out
+
+
+def mixed_group_rate(outcomes: list[dict]) -> float:
+    """Fraction of the step's tasks whose G episodes neither all won nor all lost (``outcomes``
+    from :func:`task_outcomes`; 0.0 for none): the groups where GRPO's success advantage is not
+    zero. A policy that plays a task the same way in all G episodes gives its group no signal
+    (PITFALLS 3; DAPO's dynamic sampling filters such groups)."""
+    if not outcomes:
+        return 0.0
+    return sum(0 < o["won"] < o["of"] for o in outcomes) / len(outcomes)
 
 
 def play_samples(episodes, step: int) -> dict:

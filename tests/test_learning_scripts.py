@@ -398,14 +398,21 @@ def test_learning_sh_skill1_model_switch_names_the_allowed_policies(tmp_path):
     clash = subprocess.run(["bash", "benchmarks/device/learning.sh", "plan"], cwd=repo,
                            env={**env, "SKILL1_NOTHINK": "1"}, capture_output=True, text=True, timeout=60)
     assert clash.returncode == 2 and "SKILL1_NOTHINK=1 runs with the base arms only" in clash.stdout
-    # session 24: SKILL1_RC=1 adds the GRPO arm under objective=released_code, GRPO's share, base arms only
+    # session 24: SKILL1_RC=1 adds the GRPO arm under objective=released_code, base arms only; its share
+    # is the Qwen RC_SHARE (0.195, session 32) beside GRPO's 0.30
     rc = subprocess.run(["bash", "benchmarks/device/learning.sh", "plan"], cwd=repo,
                         env={**env, "SKILL1_UTIL": "0", "SKILL1_OBJ_NORMS": "0", "SKILL1_RC": "1"},
                         capture_output=True, text=True, timeout=60)
     assert rc.returncode == 0, rc.stdout + rc.stderr
     arms = {line.split()[0]: line for line in rc.stdout.splitlines()}
     assert list(arms) == ["skill1_sft", "skill1_grpo", "skill1_full", "skill1_grpo_rc"]
-    assert arms["skill1_grpo_rc"].split()[1] == arms["skill1_grpo"].split()[1] == "mem=0.30"
+    assert (arms["skill1_grpo_rc"].split()[1], arms["skill1_grpo"].split()[1]) == ("mem=0.195", "mem=0.30")
+    smol = subprocess.run(["bash", "benchmarks/device/learning.sh", "plan"], cwd=repo,
+                          env={**env, "SKILL1_MODEL": "smol", "SKILL1_UTIL": "0", "SKILL1_OBJ_NORMS": "0", "SKILL1_RC": "1"},
+                          capture_output=True, text=True, timeout=60)
+    arms = {line.split()[0]: line for line in smol.stdout.splitlines()}
+    assert arms["skill1_grpo_rc"].split()[1] == "mem=0.30", smol.stdout    # SmolLM2: GRPO's share, unmeasured
+    arms = {line.split()[0]: line for line in rc.stdout.splitlines()}
     assert "--config.ablation=no_library --config.objective=released_code" in arms["skill1_grpo_rc"]
     assert "objective=" not in arms["skill1_grpo"] and "ws/skill1 " in arms["skill1_grpo_rc"]
     clash = subprocess.run(["bash", "benchmarks/device/learning.sh", "plan"], cwd=repo,
@@ -550,7 +557,8 @@ def test_learning_sh_rc_seeds_plan_and_the_wait_follows_the_launched_arms(tmp_pa
     assert plan.returncode == 0, plan.stdout + plan.stderr
     arms = {line.split()[0]: line for line in plan.stdout.splitlines()}
     assert list(arms) == ["skill1_sft_s0", "skill1_grpo_rc_s0", "skill1_sft_s1", "skill1_grpo_rc_s1"]
-    assert [arms[a].split()[1] for a in arms] == ["mem=0.14", "mem=0.30", "mem=0.14", "mem=0.30"]
+    # the Qwen rc share (RC_SHARE 0.195, PROTOCOL.md session 32: campaign 19's rc arm peaked at 20.1 GB)
+    assert [arms[a].split()[1] for a in arms] == ["mem=0.14", "mem=0.195", "mem=0.14", "mem=0.195"]
     for k in (0, 1):
         sft, rc = arms[f"skill1_sft_s{k}"], arms[f"skill1_grpo_rc_s{k}"]
         assert f"--config.seed={k} " in sft and f"--config.seed={k} " in rc
@@ -584,7 +592,7 @@ def test_learning_sh_rc_seeds_plan_and_the_wait_follows_the_launched_arms(tmp_pa
     assert frc.returncode == 0, frc.stdout + frc.stderr
     arms = {line.split()[0]: line for line in frc.stdout.splitlines()}
     assert list(arms) == ["skill1_sft", "skill1_grpo_rc", "skill1_full_rc"]
-    assert [arms[a].split()[1] for a in arms] == ["mem=0.14", "mem=0.30", "mem=0.32"]
+    assert [arms[a].split()[1] for a in arms] == ["mem=0.14", "mem=0.195", "mem=0.32"]
     assert "--config.objective=released_code" in arms["skill1_full_rc"]
     assert "ablation" not in arms["skill1_full_rc"] and f"load_dir={L}/ws/skill1 " in arms["skill1_full_rc"]
     for env in ({"SKILL1_RC_SEEDS": "0"}, {"SKILL1_SEEDS": "1"}):
@@ -599,21 +607,21 @@ def test_learning_sh_rc_seeds_plan_and_the_wait_follows_the_launched_arms(tmp_pa
     assert lr.returncode == 0, lr.stdout + lr.stderr
     arms = {line.split()[0]: line for line in lr.stdout.splitlines()}
     assert list(arms) == ["skill1_sft", "skill1_grpo_rc", "skill1_grpo_rc_lr"]
-    assert [arms[a].split()[1] for a in arms] == ["mem=0.14", "mem=0.30", "mem=0.30"]
+    assert [arms[a].split()[1] for a in arms] == ["mem=0.14", "mem=0.195", "mem=0.195"]
     rc_lr = arms["skill1_grpo_rc_lr"]
     assert rc_lr.index("--config.train.lr=1e-5") < rc_lr.index(
         "--config.rl.kl_coef=0.01 --config.rl.kl_estimator=k3 --config.train.lr=3e-6")
     assert "train.lr=3e-6" not in arms["skill1_grpo_rc"] and "train.lr=3e-6" not in arms["skill1_sft"]
     assert "--config.objective=released_code" in rc_lr and f"load_dir={L}/ws/skill1 " in rc_lr
-    # on an H100 (shares rescaled to keep their bytes) both rc arms do not fit; SKIP the 1e-5 one
-    for skip, want in (("skill1_grpo skill1_full", "a launch would refuse this plan"),
-                       ("skill1_grpo skill1_full skill1_grpo_rc", "skill1_grpo_rc_lr=0.529 (sum 0.776)")):
+    # on an H100 (shares rescaled to keep their bytes: x 143771 / 81559) SFT and both rc arms fit
+    for skip, want in (("skill1_grpo skill1_full", "skill1_grpo_rc=0.344 skill1_grpo_rc_lr=0.344 (sum 0.935)"),
+                       ("skill1_grpo skill1_full skill1_grpo_rc", "skill1_grpo_rc_lr=0.344 (sum 0.591)")):
         h100 = sh("plan", SKILL1_RC="1", SKILL1_RC_LR="3e-6", SKIP=skip, GPU_MIB="81559")
         assert h100.returncode == 0 and want in h100.stdout, h100.stdout
     # on an H200 the shares are kept, and a plan over 0.95 of the card is refused as well (the
     # switches can add arms beside each other: here SKILL1_RC_LR's beside all three base arms)
     h200 = sh("plan", SKILL1_RC="1", SKILL1_RC_LR="3e-6", GPU_MIB="143771")
-    assert "the shares sum to 1.360 > 0.95" in h200.stdout and "a launch would refuse" in h200.stdout, h200.stdout
+    assert "the shares sum to 1.150 > 0.95" in h200.stdout and "a launch would refuse" in h200.stdout, h200.stdout
     fits = sh("plan", SKILL1_RC="1", SKILL1_RC_LR="3e-6", SKIP="skill1_grpo skill1_full", GPU_MIB="143771")
     assert "sum" not in fits.stdout and "refuse" not in fits.stdout, fits.stdout
     for env, msg in (({"SKILL1_RC_LR": "abc"}, "a learning rate in (0, 1e-3)"),
@@ -625,13 +633,14 @@ def test_learning_sh_rc_seeds_plan_and_the_wait_follows_the_launched_arms(tmp_pa
         bad = sh("plan", **env)
         assert bad.returncode == 2 and msg in bad.stdout, (env, bad.stdout)
 
-    # SKILL1_RC_BATCH=16x8: SKILL1_RC's arm with 16 tasks x 8 rollouts a step, set last, GRPO's share,
+    # SKILL1_RC_BATCH=16x8: SKILL1_RC's arm with 16 tasks x 8 rollouts a step, set last, GRPO's share
+    # (4x the rows a step: not the measured RC_SHARE),
     # 8 environment workers; base arms only; a malformed size or a group of one is refused
     b = sh("plan", SKILL1_RC="1", SKILL1_RC_BATCH="16x8", SKIP="skill1_grpo skill1_full", SKILL1_EXTRA="--config.seed=0")
     assert b.returncode == 0, b.stdout + b.stderr
     arms = {line.split()[0]: line for line in b.stdout.splitlines()}
     assert list(arms) == ["skill1_sft", "skill1_grpo_rc", "skill1_grpo_rc_b"]
-    assert [arms[a].split()[1] for a in arms] == ["mem=0.14", "mem=0.30", "mem=0.30"]
+    assert [arms[a].split()[1] for a in arms] == ["mem=0.14", "mem=0.195", "mem=0.30"]
     assert ("--config.rl.kl_estimator=k3 --config.tasks_per_step=16 --config.group_size=8"
             in arms["skill1_grpo_rc_b"]) and "--config.env.workers=8" in arms["skill1_grpo_rc_b"]
     assert "tasks_per_step=16" not in arms["skill1_grpo_rc"] and "--config.objective=released_code" in arms["skill1_grpo_rc_b"]

@@ -251,6 +251,13 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
   # pool. K = 3 and the 0.1 invalid penalty still come from the preset (the config leaves them at
   # Skill1's defaults; a run prints each preset key it set or kept).
   RC_PIN="--config.rl.kl_coef=0.01 --config.rl.kl_estimator=k3"
+  # RC_SHARE: a released-code GRPO arm's GPU share. Qwen (PROTOCOL.md session 32): campaign 19's
+  # rc arm peaked at 20.1 GB (memory/peak_gb over 21 RL steps, SAMPLER_GB=8) in its 41.9 GB, and
+  # the session-29 rule gives an rc arm peaking at <= 26 GB 0.20 of an H200; 0.195 (27.4 GiB) so
+  # that SFT + two rc arms fit an H100 under the 0.95 cap (0.247 + 2 x 0.344 = 0.935). SmolLM2:
+  # GRPO's share, as before.
+  RC_SHARE=${MEM[skill1_grpo]}
+  [ "${SKILL1_MODEL:-smol}" = qwen ] && RC_SHARE=0.195
   # SKILL1_RC=1 (session 24, campaign 17): skill1_grpo_rc, the GRPO arm (no library) trained with
   # --config.objective=released_code (Skill1's public code: every turn a step sample, 10 x won, 0.1
   # off per format-invalid step, k3 KL 0.01; methods/skill1/objectives.py) from the same warm start.
@@ -258,14 +265,14 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
   # 12-15 (118 of 134 held-out games at step 12 in 16h); this arm tests the format-scoring lever
   # against it (paired with skill1_grpo: summarize.py). GRPO's share, 5 environment workers.
   # add_rc_arm NAME SWITCH WORKERS [OVERRIDES]: a released-code GRPO arm (no library) from the
-  # base warm start, GRPO's share, OVERRIDES set last; refused beside the switches that change the
+  # base warm start, RC_SHARE, OVERRIDES set last; refused beside the switches that change the
   # base arms' memory plan (SWITCH names the caller in the message).
   add_rc_arm() {
     if [ "${SKILL1_L1Z:-0}" = 1 ] || [ "${SKILL1_UTIL:-0}" = 1 ] || [ -n "${SKILL1_SEEDS:-}" ] || [ "${SKILL1_BOUND:-0}" = 1 ] \
        || { [ "$2" != "SKILL1_RC=1" ] && [ -n "${SKILL1_RC_SEEDS:-}" ]; }; then
       echo "$2 runs with the base arms only (GRPO's share beside them)"; exit 2
     fi
-    MEM[$1]=${MEM[skill1_grpo]}
+    MEM[$1]=$RC_SHARE
     ARMS+=("$1|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.objective=released_code --config.warmstart.load_dir=$L/ws/skill1 --config.warmstart.wait_s=900 --config.env.workers=$3 $X $RC_PIN${4:+ $4}")
   }
   [ "${SKILL1_RC:-0}" = 1 ] && add_rc_arm skill1_grpo_rc SKILL1_RC=1 5
@@ -274,8 +281,8 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
   # warm start uses sft.lr, so it is the same for both). Campaign 18 (reduced, seed 0) moved as far
   # from the warm start as seed 2's rc arm (util KL 0.03 -> ~0.14 over 25 steps in both) and lost
   # 0.216 held out where seed 2 gained 0.157: at lr 1e-5 a 25-step run's direction is a seed's
-  # draw. GRPO's share, 5 environment workers; base arms only (with SKILL1_RC=1 beside it on an
-  # H200: 0.14 + 0.30 + 0.30; on an H100, SKIP skill1_grpo_rc).
+  # draw. RC_SHARE, 5 environment workers; base arms only (Qwen, with SKILL1_RC=1 beside it:
+  # 0.14 + 0.195 + 0.195 of an H200, which an H100 holds too, rescaled: 0.935).
   if [ -n "${SKILL1_RC_LR:-}" ]; then
     awk -v x="$SKILL1_RC_LR" 'BEGIN { exit !(x ~ /^[0-9.]+([eE]-?[0-9]+)?$/ && x + 0 > 0 && x + 0 < 1e-3) }' \
       || { echo "SKILL1_RC_LR=$SKILL1_RC_LR: a learning rate in (0, 1e-3), e.g. 3e-6"; exit 2; }
@@ -294,6 +301,7 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
     esac
     [ "${SKILL1_RC_BATCH#*x}" -ge 2 ] || { echo "SKILL1_RC_BATCH=$SKILL1_RC_BATCH: GRPO needs a group of >= 2"; exit 2; }
     add_rc_arm skill1_grpo_rc_b SKILL1_RC_BATCH 8 "--config.tasks_per_step=${SKILL1_RC_BATCH%x*} --config.group_size=${SKILL1_RC_BATCH#*x}"
+    MEM[skill1_grpo_rc_b]=${MEM[skill1_grpo]}   # 4x the rows a step: GRPO's share, not RC_SHARE (unmeasured)
   fi
   # SKILL1_FULL_RC=1 (session 27): skill1_full_rc, the full arm (library: query, rerank, use, distil)
   # trained with --config.objective=released_code (step samples for query, rank and play; distil
@@ -326,8 +334,8 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
   # own warm start ($L/ws/skill1_s<k>) and the released-code GRPO arm skill1_grpo_rc_s<k> from it,
   # both with --config.seed=k, in place of the base arms. Campaign 17 (seed 2) measured rc - SFT
   # +0.157 [+0.067, +0.254] on the common-random-number evaluation; PROTOCOL.md 2026-12-06f pools
-  # GRPO - SFT over seeds, so this puts two more seeds in one lease. Shares are SKILL1_RC's (SFT
-  # 0.14, GRPO 0.30): two seeds take 0.88 of an H200; on an H100 one seed fits (the launch's
+  # GRPO - SFT over seeds, so this puts two more seeds in one lease. Shares: SFT 0.14, rc RC_SHARE
+  # (Qwen 0.195): two seeds take 0.67 of an H200; on an H100 one seed fits (the launch's
   # rescale refuses more). SKILL1_EXTRA must not set --config.seed (each arm sets its own).
   if [ -n "${SKILL1_RC_SEEDS:-}" ]; then
     if [ "${SKILL1_RC:-0}" = 1 ] || [ "${SKILL1_L1Z:-0}" = 1 ] || [ "${SKILL1_UTIL:-0}" = 1 ] || [ -n "${SKILL1_SEEDS:-}" ] \
@@ -340,7 +348,7 @@ if [ "${ARMSET:-smol}" = skill1 ]; then
     ARMS=(); declare -A MEM=()
     for k in $SKILL1_RC_SEEDS; do
       case $k in [0-9]) ;; *) echo "SKILL1_RC_SEEDS=$SKILL1_RC_SEEDS: each seed one of 0..9"; exit 2;; esac
-      MEM[skill1_sft_s$k]=0.14; MEM[skill1_grpo_rc_s$k]=0.30
+      MEM[skill1_sft_s$k]=0.14; MEM[skill1_grpo_rc_s$k]=$RC_SHARE
       ARMS+=("skill1_sft_s$k|configs/skill1_alfworld_learning.py|--config.steps=0 --config.seed=$k --config.warmstart.save_dir=$L/ws/skill1_s$k --config.env.workers=4 $X"
              "skill1_grpo_rc_s$k|configs/skill1_alfworld_learning.py|--config.ablation=no_library --config.objective=released_code --config.seed=$k --config.warmstart.load_dir=$L/ws/skill1_s$k --config.warmstart.wait_s=900 --config.env.workers=5 $X $RC_PIN")
     done

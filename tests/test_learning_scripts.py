@@ -815,3 +815,9 @@ def test_train_trend_replays_a_real_runs_task_stream(tmp_path):
     with pytest.raises(ValueError, match=r"step 3 task 0 logged 'valid_train/made_up', the replayed stream gives "
                                          + repr(true_id).replace(".", r"\.")):
         tt.run_steps(pathlib.Path(bad), {})
+    # a step logged twice (or missing) breaks the replay's order: refused, not misaligned
+    (bad / "play_samples.jsonl").unlink()
+    metrics = (bad / "metrics.jsonl").read_text().splitlines()
+    (bad / "metrics.jsonl").write_text("\n".join(metrics + metrics[-1:]) + "\n")
+    with pytest.raises(ValueError, match="RL steps are not 0..25 once each"):
+        tt.run_steps(pathlib.Path(bad), {})

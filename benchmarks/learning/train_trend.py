@@ -125,8 +125,9 @@ def run_steps(arm_dir: pathlib.Path, task_cache: dict) -> dict:
     drawn = {}
     for r in sorted(rows, key=lambda r: r["step"]):
         drawn[int(r["step"])] = [index[t.id] for t in stream.take(T)]
-    if sorted(drawn) != list(range(len(drawn))):
-        raise ValueError(f"{arm_dir}: RL steps are not 0..{len(drawn) - 1} (a resumed run: replay not supported)")
+    if sorted(drawn) != list(range(len(rows))):
+        raise ValueError(f"{arm_dir}: metrics.jsonl's RL steps are not 0..{len(rows) - 1} once each "
+                         "(the replay needs every step's draw in order)")
     checked = 0
     samples = arm_dir / "play_samples.jsonl"
     for line in (samples.read_text().splitlines() if samples.exists() else []):

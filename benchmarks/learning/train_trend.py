@@ -114,7 +114,7 @@ def run_steps(arm_dir: pathlib.Path, task_cache: dict) -> dict:
 
     cfg = ml_collections.ConfigDict(json.loads((arm_dir / "config.json").read_text()))
     rows = [json.loads(x) for x in (arm_dir / "metrics.jsonl").read_text().splitlines() if x.strip()]
-    rows = [r for r in rows if "step" in r and "success_rate" in r]
+    rows = sorted((r for r in rows if "step" in r and "success_rate" in r), key=lambda r: r["step"])
     key = (cfg.env.name, cfg.env.train_split, int(cfg.env.get("n_train_tasks") or 0))
     if key not in task_cache:
         task_cache[key] = task_lib.load_tasks(cfg.env, cfg.env.train_split, cfg.env.get("n_train_tasks") or None)
@@ -123,7 +123,7 @@ def run_steps(arm_dir: pathlib.Path, task_cache: dict) -> dict:
     stream = task_lib.TaskStream(tasks, seed=int(cfg.seed))
     T = int(cfg.tasks_per_step)
     drawn = {}
-    for r in sorted(rows, key=lambda r: r["step"]):
+    for r in rows:
         drawn[int(r["step"])] = [index[t.id] for t in stream.take(T)]
     if sorted(drawn) != list(range(len(rows))):
         raise ValueError(f"{arm_dir}: metrics.jsonl's RL steps are not 0..{len(rows) - 1} once each "
@@ -145,7 +145,7 @@ def run_steps(arm_dir: pathlib.Path, task_cache: dict) -> dict:
             "model": str(cfg.model.path), "seed": int(cfg.seed), "objective": str(cfg.get("objective", "paper")),
             "ablation": str(cfg.get("ablation", "none")), "lr": float(cfg.train.lr),
             "tasks": np.array([drawn[s] for s in sorted(drawn)]), "n_tasks": len(tasks),
-            "y": np.array([r["success_rate"] for r in sorted(rows, key=lambda r: r["step"])]), "checked": checked}
+            "y": np.array([r["success_rate"] for r in rows]), "checked": checked}
 
 
 def skill1_runs(min_steps: int) -> list[pathlib.Path]:

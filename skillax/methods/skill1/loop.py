@@ -344,8 +344,9 @@ def _run(cfg, workdir, cleanup: contextlib.ExitStack):
             times.update(peak_memory_metrics())           # memory/peak_gb: an arm's GPU share from a run
             m = step_metrics(eps, counts, library, gens, batch, times)
             m.update(play_log.invalid_reasons(eps))       # invalid/<reason>: what the format drift is
-            m["groups_mixed"] = play_log.mixed_group_rate(play_log.task_outcomes(eps))   # groups with signal
-            play_log.write_samples(workdir, play_log.play_samples(eps, step))
+            samples = play_log.play_samples(eps, step)
+            m["groups_mixed"] = play_log.mixed_group_rate(samples["outcomes"])   # groups with signal
+            play_log.write_samples(workdir, samples)
             m.update(train_metrics)
             m.update(pre)                                 # the first step of this process only
             pre = {}

@@ -1,0 +1,4 @@
+cd /tmp/L/src; export PYTHONPATH=/tmp/site:/tmp/L/src
+export XLA_PYTHON_CLIENT_PREALLOCATE=true XLA_PYTHON_CLIENT_MEM_FRACTION=0.344
+python3 -m skillax.main --config configs/skill1_alfworld_learning.py --workdir /tmp/L/runs/skill1_grpo_rc_s1 --config.ablation=no_library --config.objective=released_code --config.seed=1 --config.warmstart.load_dir=/tmp/L/ws/skill1_s1 --config.warmstart.wait_s=900 --config.env.workers=5 --config.train.micro_batch=16 --config.train.lr=3e-6 --config.rl.mini_batches=1 --config.rl.kl_coef=0.05 --config.rl.kl_estimator=k3 --config.eval.splits=valid_unseen --config.model.path=qwen2.5-coder-0.5b --config.model.batch_buckets=32\,64\,96\,128\,192\,256\,384\,512\,768\,1024 --config.rl.kl_coef=0.01 --config.rl.kl_estimator=k3 --config.train_until_file=/tmp/L/deadline --config.max_train_minutes=20 --config.steps=25 --config.model.sampler_memory_gb=8 > /tmp/L/logs/skill1_grpo_rc_s1.log 2>&1
+echo rc=$? >> /tmp/L/logs/skill1_grpo_rc_s1.log
